@@ -1,0 +1,212 @@
+"""Kernel functions and kernel banks used by the five papers.
+
+Kernels (mlsvm Sec. VII; lmnnmkl Sec. 6):
+
+- linear      ``k(x, y) = x . y``
+- polynomial  ``k(x, y) = (x . y + 1) ** d``
+- Gaussian    ``k(x, y) = exp(-||x - y||^2 / (2 sigma^2))``
+
+Normalizations:
+
+- ``"cosine"``  ``K_ij / sqrt(K_ii K_jj)`` (mlsvm Sec. VII). It needs the diagonal of
+  both the row and the column points, so a test block uses the self-similarities of the
+  test points, never those of the training points.
+- ``"mean_diag"``  ``K / mean(diag(K_train))`` (lmnnmkl Sec. 6: "normalized by the mean
+  of the diagonal"); the test block is divided by the *training* mean diagonal.
+
+Kernel banks are stacks of shape ``(n_rows, n_cols, n_kernels)`` so that
+scikit-learn's ``_safe_split`` slices them like any precomputed kernel.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+KERNELS = ("linear", "poly", "gaussian")
+NORMALIZATIONS = (None, "cosine", "mean_diag")
+
+# mlsvm Sec. VII, the bank of SimpleMKL: degrees 1..10 and ten bandwidths.
+BANK20_DEGREES = tuple(range(1, 11))
+BANK20_SIGMAS = (0.5, 1.0, 2.0, 5.0, 7.0, 10.0, 12.0, 15.0, 17.0, 20.0)
+
+
+def _as_2d(X: np.ndarray, name: str) -> np.ndarray:
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 2:
+        raise ValueError(
+            f"{name} must be a 2-D array (n_samples, n_features); got shape {X.shape}."
+        )
+    return X
+
+
+def squared_distances(X: np.ndarray, Y: np.ndarray | None = None) -> np.ndarray:
+    """Squared Euclidean distances ``||x_i - y_j||^2``, clipped at 0."""
+    X = _as_2d(X, "X")
+    Y = X if Y is None else _as_2d(Y, "Y")
+    xx = np.einsum("ij,ij->i", X, X)
+    yy = xx if Y is X else np.einsum("ij,ij->i", Y, Y)
+    D = xx[:, None] + yy[None, :] - 2.0 * (X @ Y.T)
+    np.maximum(D, 0.0, out=D)
+    if Y is X:
+        np.fill_diagonal(D, 0.0)
+    return D
+
+
+def _raw_kernel(
+    X: np.ndarray, Y: np.ndarray, kernel: str | Callable, degree: int, sigma: float
+) -> np.ndarray:
+    if callable(kernel):
+        return np.asarray(kernel(X, Y), dtype=np.float64)
+    if kernel == "linear":
+        return X @ Y.T
+    if kernel == "poly":
+        return (X @ Y.T + 1.0) ** degree
+    if kernel == "gaussian":
+        return np.exp(-squared_distances(X, Y) / (2.0 * sigma**2))
+    raise ValueError(
+        f"Unknown kernel {kernel!r}; choose one of {KERNELS} or pass a callable."
+    )
+
+
+def _self_similarity(
+    X: np.ndarray, kernel: str | Callable, degree: int, sigma: float
+) -> np.ndarray:
+    """``k(x_i, x_i)`` for every row, without building the full Gram matrix."""
+    if callable(kernel):
+        return np.array([kernel(x[None, :], x[None, :])[0, 0] for x in X])
+    sq = np.einsum("ij,ij->i", X, X)
+    if kernel == "linear":
+        return sq
+    if kernel == "poly":
+        return (sq + 1.0) ** degree
+    if kernel == "gaussian":
+        return np.ones(X.shape[0])
+    raise ValueError(
+        f"Unknown kernel {kernel!r}; choose one of {KERNELS} or pass a callable."
+    )
+
+
+def cosine_normalize(
+    K: np.ndarray, diag_rows: np.ndarray, diag_cols: np.ndarray
+) -> np.ndarray:
+    """``K_ij / sqrt(d_i d_j)``; zero self-similarities leave their row/column at 0."""
+    d_r = np.sqrt(np.asarray(diag_rows, dtype=np.float64))
+    d_c = np.sqrt(np.asarray(diag_cols, dtype=np.float64))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = K / np.outer(d_r, d_c)
+    out[~np.isfinite(out)] = 0.0
+    return out
+
+
+def pairwise_kernel(
+    X: np.ndarray,
+    Y: np.ndarray | None = None,
+    *,
+    kernel: str | Callable = "linear",
+    degree: int = 2,
+    sigma: float = 1.0,
+    normalize: str | None = None,
+    train_diag_mean: float | None = None,
+) -> np.ndarray:
+    """Kernel block ``K[i, j] = k(X[i], Y[j])`` with an optional normalization.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_rows, n_features)
+    Y : ndarray of shape (n_cols, n_features), default=None
+        The column points (training points for a test block); ``None`` means ``X``.
+    kernel : {"linear", "poly", "gaussian"} or callable
+        A callable takes ``(X, Y)`` and returns the raw block.
+    degree : int, default=2
+        Degree ``d`` of the polynomial kernel ``(x . y + 1) ** d``.
+    sigma : float, default=1.0
+        Bandwidth of the Gaussian kernel ``exp(-||x - y||^2 / (2 sigma^2))``.
+    normalize : {None, "cosine", "mean_diag"}
+        See the module docstring.
+    train_diag_mean : float, default=None
+        For ``normalize="mean_diag"`` on a test block: the mean diagonal of the training
+        Gram matrix. Required when ``Y`` is given with ``"mean_diag"``.
+
+    Returns
+    -------
+    K : ndarray of shape (n_rows, n_cols)
+    """
+    if normalize not in NORMALIZATIONS:
+        raise ValueError(
+            f"Unknown normalize={normalize!r}; choose one of {NORMALIZATIONS}."
+        )
+    X = _as_2d(X, "X")
+    same = Y is None
+    Y = X if same else _as_2d(Y, "Y")
+    if X.shape[1] != Y.shape[1]:
+        raise ValueError(
+            f"X has {X.shape[1]} features but Y has {Y.shape[1]}; both blocks must use "
+            "the same features."
+        )
+    K = _raw_kernel(X, Y, kernel, degree, sigma)
+    if normalize == "cosine":
+        d_x = np.diag(K).copy() if same else _self_similarity(X, kernel, degree, sigma)
+        d_y = d_x if same else _self_similarity(Y, kernel, degree, sigma)
+        K = cosine_normalize(K, d_x, d_y)
+    elif normalize == "mean_diag":
+        if same:
+            m = float(np.mean(np.diag(K)))
+        elif train_diag_mean is None:
+            raise ValueError(
+                "normalize='mean_diag' on a test block needs train_diag_mean, the mean "
+                "diagonal of the training Gram matrix."
+            )
+        else:
+            m = float(train_diag_mean)
+        K = K / m if m > 0 else K
+    return K
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """One named kernel: ``kernel`` kind plus its parameter and normalization."""
+
+    kernel: str
+    degree: int = 2
+    sigma: float = 1.0
+    normalize: str | None = None
+
+    @property
+    def label(self) -> str:
+        if self.kernel == "poly":
+            return f"poly{self.degree}"
+        if self.kernel == "gaussian":
+            return f"gauss{self.sigma:g}"
+        return self.kernel
+
+    def __call__(self, X: np.ndarray, Y: np.ndarray | None = None) -> np.ndarray:
+        return pairwise_kernel(
+            X,
+            Y,
+            kernel=self.kernel,
+            degree=self.degree,
+            sigma=self.sigma,
+            normalize=self.normalize,
+        )
+
+
+def bank20(normalize: str | None = "cosine") -> list[KernelSpec]:
+    """The 20-kernel bank of mlsvm Sec. VII: polynomial degree 1..10, ten Gaussians."""
+    return [
+        KernelSpec("poly", degree=d, normalize=normalize) for d in BANK20_DEGREES
+    ] + [KernelSpec("gaussian", sigma=s, normalize=normalize) for s in BANK20_SIGMAS]
+
+
+def kernel_stack(
+    X: np.ndarray, Y: np.ndarray | None, specs: Sequence[KernelSpec]
+) -> np.ndarray:
+    """Stack of kernel blocks, shape ``(n_rows, n_cols, n_kernels)``."""
+    X = _as_2d(X, "X")
+    n_cols = X.shape[0] if Y is None else np.asarray(Y).shape[0]
+    out = np.empty((X.shape[0], n_cols, len(specs)))
+    for k, spec in enumerate(specs):
+        out[:, :, k] = spec(X, Y)
+    return out
