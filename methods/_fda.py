@@ -1,0 +1,347 @@
+r"""Fisher discriminant analysis, linear and kernel (mlsvm Sec. II-C, Eq. (5)).
+
+The baseline "FDA" of mlsvm Table I. The paper ran stprtool's ``fld`` [3]_ in the
+original feature space and reports FDA in the polynomial and Gaussian kernel spaces as
+well, i.e. the kernel Fisher discriminant of Mika et al. [2]_.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from numbers import Integral, Real
+
+import numpy as np
+import scipy.linalg
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context, clone
+from sklearn.multiclass import OneVsOneClassifier, OneVsRestClassifier
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_array, check_is_fitted, validate_data
+
+from methods._kernels import pairwise_kernel
+
+_FITTED = ("coef_", "dual_coef_", "intercept_", "X_fit_", "estimator_")
+
+
+def _regularized_solve(A: np.ndarray, reg: float, rhs: np.ndarray) -> np.ndarray:
+    r"""Solve :math:`(A + \mu I) x = r` for a PSD ``A`` with :math:`\mu` = reg tr(A)/n.
+
+    If ``tr(A) == 0`` then :math:`\mu` = ``reg``. With :math:`\mu = 0`, or if the
+    Cholesky factorization fails, the minimum-norm least-squares solution
+    (the pseudo-inverse's) is returned.
+    """
+    n = A.shape[0]
+    trace = float(np.trace(A))
+    mu = reg * trace / n if trace > 0 else reg
+    M = A + mu * np.eye(n)
+    if mu > 0:
+        try:
+            return scipy.linalg.solve(M, rhs, assume_a="pos")
+        except np.linalg.LinAlgError:
+            pass
+    return np.linalg.lstsq(M, rhs, rcond=None)[0]
+
+
+class FDA(ClassifierMixin, BaseEstimator):
+    r"""Two-class Fisher discriminant, linear or kernel (mlsvm Sec. II-C, Eq. (5)).
+
+    FDA maximizes the ratio of the between-class to the within-class scatter of the
+    projected data (mlsvm Eq. (5); the paper prints the ratio upside down),
+
+    .. math:: \max_w \frac{w^T S_B w}{w^T S_W w}, \quad
+        S_W = \sum_{c} \sum_{x \in D_c} (x - m_c)(x - m_c)^T, \quad
+        S_B = (m_1 - m_0)(m_1 - m_0)^T,
+
+    whose solution, regularized, is :math:`w = (S_W + \mu I)^{-1} (m_1 - m_0)`.
+    Class 1 is ``classes_[1]``, so the decision function is positive for it.
+
+    With ``kernel="linear"`` the problem is solved in the primal on the features as
+    written above (the classic linear FDA, stprtool's ``fld`` [3]_ used by mlsvm
+    Sec. VII). With any other kernel, a callable or a precomputed Gram matrix it is
+    the kernel Fisher discriminant of Mika et al. [2]_: :math:`w = \sum_i \alpha_i
+    \phi(x_i)` with
+
+    .. math:: \alpha = (N + \mu I)^{-1} (M_1 - M_0), \quad
+        N = \sum_{c} K_c (I - \tfrac{1}{n_c} 1 1^T) K_c^T, \quad
+        (M_c)_i = \frac{1}{n_c} \sum_{x_j \in D_c} k(x_i, x_j),
+
+    where :math:`K_c` is the :math:`n \times n_c` block of the Gram matrix with the
+    columns of class :math:`c`. The primal and the kernel solution coincide only as
+    ``reg`` tends to 0 (for a linear Gram matrix of full column rank).
+
+    **Regularization.** :math:`\mu` = ``reg`` :math:`\cdot \operatorname{tr}(A)/n`
+    with :math:`A = S_W` (:math:`n` = number of features) or :math:`A = N`
+    (:math:`n` = number of training points), i.e. ``reg`` is relative to the mean
+    eigenvalue of the matrix it regularizes, so that it does not depend on the scale
+    of the data or kernel; if the trace is 0, :math:`\mu` = ``reg``. stprtool's
+    ``fld`` is unregularized (``reg=0``, where the pseudo-inverse is used); the
+    kernel version needs :math:`\mu > 0` because :math:`N` is singular.
+
+    **Threshold.** :math:`b = -\tfrac12 (w^T m_1 + w^T m_0)`, the midpoint of the
+    projected class means, as stprtool computes it; the decision function is
+    :math:`f(x) = w^T x + b` (primal) or :math:`\sum_i \alpha_i k(x_i, x) + b`.
+
+    More than two classes are handled by one-vs-one (default) or one-vs-rest
+    binary FDAs through :mod:`sklearn.multiclass`.
+
+    Parameters
+    ----------
+    kernel : {"linear", "poly", "gaussian", "precomputed"} or callable, \
+            default="linear"
+        Kernel, see :func:`methods._kernels.pairwise_kernel`: ``x . y``,
+        ``(x . y + 1) ** degree``, ``exp(-||x - y||^2 / (2 sigma^2))``. A callable
+        takes ``(X, Y)`` and returns the ``(n_X, n_Y)`` block. With
+        ``"precomputed"``, ``fit`` takes the ``(n_train, n_train)`` Gram matrix and
+        ``predict`` the ``(n_test, n_train)`` kernel between test and training
+        points.
+    degree : int, default=2
+        Degree of the polynomial kernel.
+    sigma : float, default=1.0
+        Bandwidth of the Gaussian kernel.
+    normalize : {"cosine"} or None, default=None
+        ``"cosine"`` divides the kernel by :math:`\sqrt{k(x,x) k(y,y)}` (mlsvm
+        Sec. VII); for the linear kernel this scales every point to unit norm.
+        Not available with ``kernel="precomputed"`` (normalize the Gram matrices
+        beforehand).
+    reg : float, default=1e-3
+        Relative regularization :math:`\mu / (\operatorname{tr}(A)/n)`, see above.
+    multiclass : {"ovo", "ovr"}, default="ovo"
+        Decomposition for more than two classes.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Class labels.
+    coef_ : ndarray of shape (1, n_features)
+        :math:`w`; ``kernel="linear"`` with two classes only.
+    dual_coef_ : ndarray of shape (1, n_train)
+        :math:`\alpha`; other kernels with two classes only.
+    intercept_ : ndarray of shape (1,)
+        :math:`b`; two classes only.
+    X_fit_ : ndarray of shape (n_train, n_features)
+        Training points (not with ``kernel="precomputed"``); two classes only.
+    estimator_ : OneVsOneClassifier or OneVsRestClassifier
+        The fitted binary FDAs, with more than two classes only.
+    n_features_in_ : int
+        Number of features, or of training points with ``kernel="precomputed"``.
+
+    See Also
+    --------
+    sklearn.discriminant_analysis.LinearDiscriminantAnalysis : the same direction
+        from the pooled covariance, with a prior-dependent threshold.
+
+    References
+    ----------
+    .. [1] mlsvm: the metric-learning view of SVM, FDA and MKL
+       (papers/A-mlsvm-metric-learning-svm-mkl.txt), Sec. II-C, Eq. (5), Sec. VII.
+    .. [2] S. Mika, G. Rätsch, J. Weston, B. Schölkopf, K.-R. Müller. Fisher
+       discriminant analysis with kernels. Neural Networks for Signal Processing IX,
+       1999.
+    .. [3] V. Franc, V. Hlaváč. Statistical Pattern Recognition Toolbox for Matlab
+       (stprtool), ``linear/fld.m``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.0, 0.0], [1.0, 0.2], [0.1, 1.0], [3.0, 3.0], [4.0, 3.2],
+    ...               [3.1, 4.0]])
+    >>> y = np.array([0, 0, 0, 1, 1, 1])
+    >>> FDA().fit(X, y).predict([[0.5, 0.5], [3.5, 3.5]])
+    array([0, 1])
+    >>> FDA(kernel="gaussian", sigma=2.0).fit(X, y).predict([[0.5, 0.5], [3.5, 3.5]])
+    array([0, 1])
+    """
+
+    paper_name = "FDA"
+
+    _parameter_constraints: dict = {
+        "kernel": [
+            StrOptions({"linear", "poly", "gaussian", "precomputed"}),
+            callable,
+        ],
+        "degree": [Interval(Integral, 1, None, closed="left")],
+        "sigma": [Interval(Real, 0.0, None, closed="neither")],
+        "normalize": [StrOptions({"cosine"}), None],
+        "reg": [Interval(Real, 0.0, None, closed="left")],
+        "multiclass": [StrOptions({"ovo", "ovr"})],
+    }
+
+    def __init__(
+        self,
+        kernel: str | Callable = "linear",
+        degree: int = 2,
+        sigma: float = 1.0,
+        normalize: str | None = None,
+        reg: float = 1e-3,
+        multiclass: str = "ovo",
+    ):
+        self.kernel = kernel
+        self.degree = degree
+        self.sigma = sigma
+        self.normalize = normalize
+        self.reg = reg
+        self.multiclass = multiclass
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = self.kernel == "precomputed"
+        return tags
+
+    @property
+    def _primal(self) -> bool:
+        return isinstance(self.kernel, str) and self.kernel == "linear"
+
+    @property
+    def _precomputed(self) -> bool:
+        return isinstance(self.kernel, str) and self.kernel == "precomputed"
+
+    def _features(self, X: np.ndarray) -> np.ndarray:
+        """Features of the primal problem: ``X``, or unit-norm rows for ``cosine``."""
+        if self.normalize != "cosine":
+            return X
+        norms = np.linalg.norm(X, axis=1, keepdims=True)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = X / norms
+        out[~np.isfinite(out)] = 0.0
+        return out
+
+    def _kernel(self, X: np.ndarray, Y: np.ndarray | None = None) -> np.ndarray:
+        return pairwise_kernel(
+            X,
+            Y,
+            kernel=self.kernel,
+            degree=self.degree,
+            sigma=self.sigma,
+            normalize=self.normalize,
+        )
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y) -> FDA:
+        """Fit the discriminant.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or (n_samples, n_samples)
+            Training points, or their Gram matrix with ``kernel="precomputed"``.
+        y : array-like of shape (n_samples,)
+            Class labels; at least two classes.
+
+        Returns
+        -------
+        self : FDA
+            The fitted estimator.
+        """
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        check_classification_targets(y)
+        if self._precomputed:
+            if X.shape[0] != X.shape[1]:
+                raise ValueError(
+                    "Precomputed matrix must be a square matrix. Input is a "
+                    f"{X.shape[0]}x{X.shape[1]} matrix."
+                )
+            if self.normalize is not None:
+                raise ValueError(
+                    f"normalize={self.normalize!r} needs the kernel function; with "
+                    "kernel='precomputed' normalize the Gram matrices before fitting "
+                    "and use normalize=None."
+                )
+        for attr in _FITTED:
+            self.__dict__.pop(attr, None)
+        self.classes_ = np.unique(y)
+        n_classes = self.classes_.shape[0]
+        if n_classes < 2:
+            raise ValueError(
+                f"FDA needs training samples of at least 2 classes; y has {n_classes} "
+                f"class ({self.classes_[0]}). Fit on data that contain both "
+                "classes (e.g. stratified folds)."
+            )
+        if n_classes > 2:
+            wrapper = (
+                OneVsOneClassifier if self.multiclass == "ovo" else OneVsRestClassifier
+            )
+            self.estimator_ = wrapper(clone(self)).fit(X, y)
+            return self
+
+        pos = y == self.classes_[1]
+        if not self._precomputed:
+            self.X_fit_ = X
+        if self._primal:
+            Xf = self._features(X)
+            m1, m0 = Xf[pos].mean(axis=0), Xf[~pos].mean(axis=0)
+            C1, C0 = Xf[pos] - m1, Xf[~pos] - m0
+            S_W = C1.T @ C1 + C0.T @ C0
+            w = _regularized_solve(S_W, self.reg, m1 - m0)
+            self.coef_ = w[None, :]
+            self.intercept_ = np.array([-0.5 * (w @ m1 + w @ m0)])
+        else:
+            K = X if self._precomputed else self._kernel(X)
+            K1, K0 = K[:, pos], K[:, ~pos]
+            M1, M0 = K1.mean(axis=1), K0.mean(axis=1)
+            C1, C0 = K1 - M1[:, None], K0 - M0[:, None]
+            N = C1 @ C1.T + C0 @ C0.T
+            alpha = _regularized_solve(N, self.reg, M1 - M0)
+            self.dual_coef_ = alpha[None, :]
+            self.intercept_ = np.array([-0.5 * (alpha @ M1 + alpha @ M0)])
+        return self
+
+    def _validate_predict_X(self, X) -> np.ndarray:
+        if not self._precomputed:
+            return validate_data(self, X, dtype=np.float64, reset=False)
+        # Checks values first (NaN, 2-D), then the kernel's shape with the fix in
+        # the message, then feature names against the training Gram matrix.
+        X_arr = check_array(X, dtype=np.float64)
+        n = self.n_features_in_
+        if X_arr.shape[1] != n:
+            raise ValueError(
+                f"X has {X_arr.shape[1]} features, but FDA is expecting {n} features "
+                "as input. With kernel='precomputed', predict takes the kernel "
+                f"between the test and the {n} training points, of shape "
+                f"(n_test, {n})."
+            )
+        validate_data(self, X, reset=False, skip_check_array=True)
+        return X_arr
+
+    def decision_function(self, X) -> np.ndarray:
+        """Signed projection onto the discriminant minus the threshold.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_test, n_features) or (n_test, n_train)
+            Test points, or their kernel with the training points when
+            ``kernel="precomputed"``.
+
+        Returns
+        -------
+        ndarray of shape (n_test,) or (n_test, n_classes)
+            Positive for ``classes_[1]`` with two classes; with more, the
+            one-vs-one (or one-vs-rest) class scores.
+        """
+        check_is_fitted(self)
+        X = self._validate_predict_X(X)
+        if hasattr(self, "estimator_"):
+            return self.estimator_.decision_function(X)
+        if self._primal:
+            return self._features(X) @ self.coef_[0] + self.intercept_[0]
+        K = X if self._precomputed else self._kernel(X, self.X_fit_)
+        return K @ self.dual_coef_[0] + self.intercept_[0]
+
+    def predict(self, X) -> np.ndarray:
+        """Predict class labels.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_test, n_features) or (n_test, n_train)
+            Test points, or their kernel with the training points when
+            ``kernel="precomputed"``.
+
+        Returns
+        -------
+        ndarray of shape (n_test,)
+            ``classes_[1]`` where the decision function is positive, else
+            ``classes_[0]``; with more classes the vote of the binary FDAs.
+        """
+        check_is_fitted(self)
+        if hasattr(self, "estimator_"):
+            return self.estimator_.predict(self._validate_predict_X(X))
+        scores = self.decision_function(X)
+        return self.classes_[(scores > 0).astype(int)]
