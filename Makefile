@@ -1,0 +1,67 @@
+# One entry point for users and CI. Every target creates the environment when missing.
+SHELL := /bin/bash
+PY ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+PYVER := $(shell $(PY) -c 'import sys; print(f"{sys.version_info[0]}{sys.version_info[1]}")' 2>/dev/null)
+LOCK := constraints/py$(PYVER).txt
+STAMP := $(VENV)/.installed-$(PYVER)
+RESULTS ?= $(or $(KML_RESULTS),results)
+export KML_RESULTS := $(RESULTS)
+
+.PHONY: setup lock test test-fast lint bench reproduce-table1 reproduce-mlsvm-table1 \
+        report-mlsvm-table1 reproduce-all datasets clean-results help
+
+help:
+	@echo "make setup               create $(VENV) and install the pinned environment"
+	@echo "make test                run the whole test suite (what CI runs)"
+	@echo "make reproduce-table1    rerun mlsvm Table I + Fig. 2 and rebuild the report"
+	@echo "make datasets            list every dataset and where it comes from"
+	@echo "make bench               solver benchmarks (ratios against references)"
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml $(wildcard $(LOCK))
+	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	@$(BIN)/python -m pip install -q --upgrade pip
+	@if [ -f $(LOCK) ]; then \
+	  $(BIN)/python -m pip install -q -c $(LOCK) -e ".[dev]"; \
+	else \
+	  echo "no lock file $(LOCK) for this Python; installing unpinned versions"; \
+	  $(BIN)/python -m pip install -q -e ".[dev]"; \
+	fi
+	@touch $(STAMP)
+
+lock: setup  ## rewrite the lock file of this Python from the current environment
+	@{ echo "# Exact versions for \`make setup\` (pip install -c $(LOCK) -e .[dev])."; \
+	   echo "# Regenerate with: make lock"; \
+	   $(BIN)/python -m pip freeze --exclude-editable; } > $(LOCK)
+
+test: setup
+	$(BIN)/python -m pytest
+
+test-fast: setup
+	$(BIN)/python -m pytest -m "not regression and not slow"
+
+lint: setup
+	$(BIN)/ruff check .
+
+datasets: setup
+	$(BIN)/python -m datasets
+
+bench: setup
+	$(BIN)/python benchmarks/bench_qp.py
+
+reproduce-table1 reproduce-mlsvm-table1: setup
+	@start=$$(date +%s); \
+	$(BIN)/python -m runners.run experiment=mlsvm_table1 $(ARGS) && \
+	$(BIN)/python -m reports mlsvm_table1 && \
+	echo "reproduce-table1 wall time: $$(( $$(date +%s) - start )) s"
+
+report-mlsvm-table1: setup
+	$(BIN)/python -m reports mlsvm_table1
+
+reproduce-all: reproduce-table1
+
+clean-results:
+	rm -rf $(RESULTS) outputs

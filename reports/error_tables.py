@@ -1,0 +1,426 @@
+"""Error tables of the form "dataset x method, one block per kernel" (mlsvm I and II).
+
+Each cell sets the reproduced error beside the published one: ``reproduced | published
+| delta``. The lowest reproduced error of a row is bold; a dagger marks ``|delta|``
+above 2 binomial standard errors of the published proportion; a double dagger marks a
+cell listed in ``reports/known_divergences.csv`` with its investigated reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from reports.records import aligned_predictions, load_published
+from reports.stats import binomial_se, mcnemar_scores, within_se
+
+KNOWN_DIVERGENCES = Path(__file__).resolve().parent / "known_divergences.csv"
+
+KERNEL_TITLES = {
+    "linear": "Linear kernel",
+    "poly2": "Polynomial kernel, degree 2",
+    "poly3": "Polynomial kernel, degree 3",
+    "gauss1": "Gaussian kernel, sigma = 1",
+    "mkl20": "20-kernel bank (MKL)",
+}
+
+
+def known_divergences(paper: str, artifact: str) -> pd.DataFrame:
+    """Reviewed cells whose gap to the paper has an investigated reason."""
+    if not KNOWN_DIVERGENCES.exists():
+        return pd.DataFrame(
+            columns=["paper", "artifact", "dataset", "kernel", "method", "reason"]
+        )
+    df = pd.read_csv(KNOWN_DIVERGENCES, dtype=str).fillna("")
+    return df[(df.paper == paper) & (df.artifact == artifact)]
+
+
+def display_name(method_class: str | None, method: str) -> str:
+    """The paper's name of a method (``paper_name`` on its estimator class)."""
+    if method_class:
+        try:
+            from hydra.utils import get_class
+
+            return getattr(get_class(method_class), "paper_name", method)
+        except Exception:  # a class renamed since the record was written
+            return method
+    return method
+
+
+def published_dataset_names(paper: str) -> dict[str, str]:
+    """Registry name -> the name the published CSV uses for ``paper``."""
+    import datasets
+
+    out = {}
+    for spec in datasets.list_datasets():
+        pub = spec.published_names.get(paper) if spec.published_names else None
+        if pub:
+            out[spec.name] = pub
+    return out
+
+
+@dataclass
+class ErrorTable:
+    """The long-format cells and the McNemar scores of one error table."""
+
+    cells: pd.DataFrame
+    scores: pd.DataFrame
+    wins: pd.DataFrame
+    methods: list[str]
+    kernels: list[str]
+    datasets: list[str]
+    names: dict[str, str]
+    mcnemar_method: str
+    alpha: float
+
+
+def build_error_table(
+    records: Sequence[dict[str, Any]],
+    paper: str,
+    artifact: str,
+    *,
+    mcnemar_method: str = "chi2_cc",
+    alpha: float = 0.05,
+) -> ErrorTable:
+    """Join records with the published CSV; compute flags, McNemar scores, wins."""
+    pub = load_published(paper)
+    pub = pub[pub.artifact == artifact]
+    kernels = list(dict.fromkeys(pub.kernel))
+    methods = list(dict.fromkeys(pub.method))
+    pub_datasets = list(dict.fromkeys(pub.dataset))
+    to_pub = published_dataset_names(paper)
+    from_pub = {v: k for k, v in to_pub.items()}
+    by_cell = {(r["dataset"], r["method"], r["kernel"]): r for r in records}
+    known = known_divergences(paper, artifact)
+    known_reason = {
+        (r.dataset, r.kernel, r.method): r.reason for r in known.itertuples()
+    }
+    names = {}
+    for r in records:
+        names.setdefault(r["method"], display_name(r.get("method_class"), r["method"]))
+    for m in methods:
+        names.setdefault(m, m)
+
+    rows = []
+    for kernel in kernels:
+        block = pub[pub.kernel == kernel]
+        for dpub in pub_datasets:
+            dname = from_pub.get(dpub, dpub)
+            for method in methods:
+                prow = block[(block.dataset == dpub) & (block.method == method)]
+                if prow.empty:
+                    continue
+                published = float(prow.value.iloc[0])
+                rec = by_cell.get((dname, method, kernel))
+                row = {
+                    "kernel": kernel,
+                    "dataset": dname,
+                    "published_dataset": dpub,
+                    "method": method,
+                    "published_pct": published,
+                    "reproduced_pct": np.nan,
+                    "n": np.nan,
+                    "status": "not run" if rec is None else rec["status"],
+                    "reason": "" if rec is None else rec.get("reason", ""),
+                    "converged": None,
+                    "known_divergence": known_reason.get((dpub, kernel, method), ""),
+                }
+                if rec is not None and rec["status"] == "ok":
+                    n = rec["n_test_total"]
+                    row.update(
+                        reproduced_pct=rec["error_pct"],
+                        n=n,
+                        converged=bool(rec["converged"]),
+                    )
+                rows.append(row)
+    cells = pd.DataFrame(rows)
+    ok = cells.status == "ok"
+    cells["delta"] = cells.reproduced_pct - cells.published_pct
+    cells["se_pct"] = np.nan
+    cells.loc[ok, "se_pct"] = 100 * binomial_se(
+        np.clip(cells.loc[ok, "published_pct"].to_numpy() / 100, 0, 1),
+        cells.loc[ok, "n"].to_numpy(),
+    )
+    for k in (1, 2):
+        col = f"within_{k}se"
+        cells[col] = False
+        cells.loc[ok, col] = within_se(
+            cells.loc[ok, "reproduced_pct"].to_numpy(),
+            cells.loc[ok, "published_pct"].to_numpy(),
+            cells.loc[ok, "n"].to_numpy(),
+            k=k,
+        )
+    cells["lowest"] = False
+    cells["published_lowest"] = False
+    for (_, _), grp in cells.groupby(["kernel", "dataset"], sort=False):
+        if grp.status.eq("ok").any():
+            best = grp.reproduced_pct.min()
+            cells.loc[grp.index[grp.reproduced_pct == best], "lowest"] = True
+        best_pub = grp.published_pct.min()
+        cells.loc[grp.index[grp.published_pct == best_pub], "published_lowest"] = True
+
+    score_rows = []
+    for kernel in kernels:
+        totals = dict.fromkeys(methods, 0.0)
+        n_sets = 0
+        for dname in [from_pub.get(d, d) for d in pub_datasets]:
+            recs = [
+                by_cell[(dname, m, kernel)]
+                for m in methods
+                if (dname, m, kernel) in by_cell
+                and by_cell[(dname, m, kernel)]["status"] == "ok"
+            ]
+            if len(recs) < 2:
+                continue
+            y_true, preds = aligned_predictions(recs)
+            for m, s in mcnemar_scores(
+                y_true, preds, alpha=alpha, method=mcnemar_method
+            ).items():
+                totals[m] += s
+            n_sets += 1
+        for m in methods:
+            if cells[(cells.kernel == kernel) & (cells.method == m)].empty:
+                continue
+            score_rows.append(
+                {
+                    "kernel": kernel,
+                    "method": m,
+                    "reproduced_score": totals[m],
+                    "n_datasets_scored": n_sets,
+                }
+            )
+    scores = pd.DataFrame(score_rows)
+    try:
+        pub_scores = load_published(f"{paper}_scores")
+        pub_scores = pub_scores[pub_scores.artifact == artifact]
+        scores = scores.merge(
+            pub_scores[["kernel", "method", "mcnemar_score"]].rename(
+                columns={"mcnemar_score": "published_score"}
+            ),
+            on=["kernel", "method"],
+            how="left",
+        )
+    except FileNotFoundError:
+        scores["published_score"] = np.nan
+
+    wins = (
+        cells.groupby("method", sort=False)
+        .agg(
+            reproduced_lowest=("lowest", "sum"),
+            published_lowest=("published_lowest", "sum"),
+        )
+        .reindex(methods)
+        .reset_index()
+    )
+    return ErrorTable(
+        cells=cells,
+        scores=scores,
+        wins=wins,
+        methods=methods,
+        kernels=kernels,
+        datasets=[from_pub.get(d, d) for d in pub_datasets],
+        names=names,
+        mcnemar_method=mcnemar_method,
+        alpha=alpha,
+    )
+
+
+def _cell_text(c: pd.Series, bold: str = "**") -> str:
+    if c.status != "ok":
+        return f"— / {c.published_pct:.2f}"
+    mark = ""
+    if c.known_divergence:
+        mark = "‡"
+    elif not c.within_2se:
+        mark = "†"
+    if c.converged is False:
+        mark += "⚠"
+    rep = f"{c.reproduced_pct:.2f}"
+    if c.lowest:
+        rep = f"{bold}{rep}{bold}"
+    return f"{rep} / {c.published_pct:.2f} / {c.delta:+.2f}{mark}"
+
+
+def summary_lines(t: ErrorTable, exclude_methods: Sequence[str] = ()) -> list[str]:
+    """The scorecard: cells within 1 and 2 SE, McNemar totals, lowest-error counts."""
+    ok = t.cells[t.cells.status == "ok"]
+    lines = []
+    for label, sub in (
+        ("all cells", ok),
+        (
+            f"cells without {', '.join(t.names.get(m, m) for m in exclude_methods)}",
+            ok[~ok.method.isin(exclude_methods)],
+        ),
+    ):
+        if not len(sub) or (label != "all cells" and not exclude_methods):
+            continue
+        lines.append(
+            f"- {label}: {len(sub)} reproduced; within 1 SE: "
+            f"{int(sub.within_1se.sum())} ({100 * sub.within_1se.mean():.0f}%); "
+            f"within 2 SE: {int(sub.within_2se.sum())} "
+            f"({100 * sub.within_2se.mean():.0f}%)"
+        )
+    missing = t.cells[t.cells.status != "ok"]
+    if len(missing):
+        lines.append(f"- cells without a reproduced number: {len(missing)}")
+    not_conv = ok[ok.converged == False]  # noqa: E712 (pandas element-wise)
+    lines.append(f"- cells with a solver that did not converge (⚠): {len(not_conv)}")
+    return lines
+
+
+def error_table_markdown(
+    t: ErrorTable, title: str, notes: Sequence[str], exclude_from_summary=()
+) -> str:
+    parts = [f"# {title}", ""]
+    parts += list(notes) + [""]
+    parts += [
+        "Each cell: **reproduced** / published / delta (error %, pooled over the outer "
+        "folds). Bold: lowest reproduced error of the row. † |delta| > 2 binomial SE "
+        "of the published proportion; ‡ a reviewed divergence (reasons below); "
+        "⚠ a solver hit its iteration limit.",
+        "",
+    ]
+    from reports.render import markdown_table
+
+    for kernel in t.kernels:
+        kc = t.cells[t.cells.kernel == kernel]
+        methods = [m for m in t.methods if m in set(kc.method)]
+        header = ["dataset", "n"] + [t.names.get(m, m) for m in methods]
+        rows = []
+        for d in t.datasets:
+            dc = kc[kc.dataset == d]
+            if dc.empty:
+                continue
+            if not dc.status.eq("ok").any():
+                reason = dc.reason.iloc[0] or "not run yet"
+                rows.append(
+                    [dc.published_dataset.iloc[0], "—"]
+                    + [
+                        f"— / {v:.2f}"
+                        for v in dc.set_index("method").reindex(methods).published_pct
+                    ]
+                )
+                rows[-1][1] = "—"
+                rows[-1][0] += f" ({reason})"
+                continue
+            n = int(dc.n.dropna().iloc[0])
+            cells = dc.set_index("method")
+            rows.append(
+                [dc.published_dataset.iloc[0], str(n)]
+                + [
+                    _cell_text(cells.loc[m]) if m in cells.index else ""
+                    for m in methods
+                ]
+            )
+        sc = t.scores[t.scores.kernel == kernel].set_index("method")
+        if len(sc):
+            n_sets = int(sc.n_datasets_scored.max())
+            rows.append(
+                [f"McNemar score ({n_sets} datasets)", ""]
+                + [
+                    f"{sc.loc[m, 'reproduced_score']:g} / "
+                    f"{sc.loc[m, 'published_score']:g}"
+                    if m in sc.index
+                    else ""
+                    for m in methods
+                ]
+            )
+        parts += [
+            f"## {KERNEL_TITLES.get(kernel, kernel)}",
+            "",
+            markdown_table(header, rows),
+            "",
+        ]
+
+    parts += [
+        "## Lowest error per method (cells where the method is lowest, ties count)",
+        "",
+    ]
+    parts.append(
+        markdown_table(
+            ["method", "reproduced", "published (same cells)"],
+            [
+                [
+                    t.names.get(r.method, r.method),
+                    int(r.reproduced_lowest),
+                    int(r.published_lowest),
+                ]
+                for r in t.wins.itertuples()
+            ],
+        )
+    )
+    parts += ["", "## Summary", ""]
+    parts += summary_lines(t, exclude_from_summary)
+    sc = t.scores
+    if len(sc):
+        parts.append(
+            "- McNemar totals (reproduced / published): "
+            + "; ".join(
+                f"{KERNEL_TITLES.get(k, k).split(',')[0]} {t.names.get(m, m)} "
+                f"{r:g}/{p:g}"
+                for k, m, r, p in zip(
+                    sc.kernel, sc.method, sc.reproduced_score, sc.published_score
+                )
+            )
+        )
+    kd = t.cells[t.cells.known_divergence != ""]
+    if len(kd):
+        parts += ["", "## Reviewed divergences (‡)", ""]
+        for r in kd.itertuples():
+            parts.append(
+                f"- {r.published_dataset} / {KERNEL_TITLES.get(r.kernel, r.kernel)} / "
+                f"{t.names.get(r.method, r.method)}: {r.known_divergence}"
+            )
+    flagged = t.cells[
+        (t.cells.status == "ok")
+        & ~t.cells.within_2se
+        & (t.cells.known_divergence == "")
+    ]
+    if len(flagged):
+        parts += ["", "## Cells outside 2 SE without a reviewed reason (†)", ""]
+        for r in flagged.itertuples():
+            parts.append(
+                f"- {r.published_dataset} / {r.kernel} / {t.names.get(r.method, r.method)}:"
+                f" {r.reproduced_pct:.2f} vs {r.published_pct:.2f} (SE {r.se_pct:.2f})"
+            )
+    return "\n".join(parts) + "\n"
+
+
+def error_table_latex(t: ErrorTable, caption: str, label: str) -> str:
+    from reports.render import latex_table
+
+    out = []
+    for kernel in t.kernels:
+        kc = t.cells[t.cells.kernel == kernel]
+        methods = [m for m in t.methods if m in set(kc.method)]
+        header = ["Dataset"] + [t.names.get(m, m) for m in methods]
+        rows = []
+        for d in t.datasets:
+            dc = kc[kc.dataset == d].set_index("method")
+            if dc.empty:
+                continue
+            row = [str(dc.published_dataset.iloc[0])]
+            for m in methods:
+                c = dc.loc[m]
+                if c.status != "ok":
+                    row.append(f"-- ({c.published_pct:.2f})")
+                    continue
+                rep = f"{c.reproduced_pct:.2f}"
+                if c.lowest:
+                    rep = rf"\textbf{{{rep}}}"
+                row.append(rf"{rep} ({c.published_pct:.2f})")
+            rows.append(row)
+        out.append(
+            latex_table(
+                header,
+                rows,
+                f"{caption} {KERNEL_TITLES.get(kernel, kernel)}: reproduced (published).",
+                f"{label}-{kernel}",
+            )
+        )
+    return "\n".join(out)

@@ -1,0 +1,126 @@
+"""Read result records and published numbers into pandas frames.
+
+Tables and figures are rebuilt from these two sources alone: the records written by
+``runners`` and the CSVs in ``reports/published`` (copied from the papers, never typed).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from runners.store import ResultStore
+
+log = logging.getLogger("kml.reports")
+
+PUBLISHED_DIR = Path(__file__).resolve().parent / "published"
+GENERATED_DIR = Path(__file__).resolve().parent / "generated"
+
+
+def load_published(name: str) -> pd.DataFrame:
+    """One published CSV by file stem (``mlsvm``, ``mlsvm_scores``, ``wrbf``, ...)."""
+    path = PUBLISHED_DIR / f"{name}.csv"
+    if not path.exists():
+        raise FileNotFoundError(
+            f"No published numbers at {path}; copy {name}.csv from ../shared/published."
+        )
+    return pd.read_csv(path)
+
+
+def load_records(
+    results_root: str | Path, experiment: str, *, code_version: str | None = None
+) -> list[dict[str, Any]]:
+    """The newest record per (dataset, method, kernel, seed) of ``experiment``.
+
+    Records of another code version are used when nothing newer exists, with a warning,
+    so a report can always be rebuilt; ``code_version`` set keeps only matching ones.
+    """
+    store = ResultStore(results_root)
+    newest: dict[tuple, dict[str, Any]] = {}
+    for rec in store.records(experiment):
+        if (
+            code_version is not None
+            and rec["config"].get("code_version") != code_version
+        ):
+            continue
+        k = (rec["dataset"], rec["method"], rec["kernel"], rec["seed"])
+        if k not in newest or rec.get("finished", "") > newest[k].get("finished", ""):
+            newest[k] = rec
+    versions = {r["config"].get("code_version") for r in newest.values()}
+    if len(versions) > 1:
+        log.warning(
+            "records of %s come from %d code versions: %s",
+            experiment,
+            len(versions),
+            sorted(v for v in versions if v),
+        )
+    return list(newest.values())
+
+
+def records_frame(records: Iterable[dict[str, Any]]) -> pd.DataFrame:
+    """One row per record with the summary columns (no per-instance arrays)."""
+    rows = []
+    for r in records:
+        folds = r.get("folds") or []
+        rows.append(
+            {
+                "dataset": r["dataset"],
+                "method": r["method"],
+                "method_class": r.get("method_class"),
+                "kernel": r["kernel"],
+                "seed": r["seed"],
+                "status": r["status"],
+                "reason": r.get("reason", ""),
+                "n_samples": r.get("n_samples"),
+                "n_test_total": r.get("n_test_total"),
+                "n_errors": r.get("n_errors"),
+                "error_pct": r.get("error_pct"),
+                "converged": r.get("converged"),
+                "inner_convergence_warnings": r.get("inner_convergence_warnings", 0),
+                "mean_fit_seconds": float(np.mean([f["fit_seconds"] for f in folds]))
+                if folds
+                else np.nan,
+                "mean_search_seconds": float(
+                    np.mean([f["search_seconds"] for f in folds])
+                )
+                if folds
+                else np.nan,
+                "code_version": r["config"].get("code_version"),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def aligned_predictions(
+    records: Iterable[dict[str, Any]],
+) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """True labels and each method's predictions, ordered by instance index.
+
+    All records must cover the same instances (the same outer folds); McNemar's test
+    pairs the predictions instance by instance.
+    """
+    y_true = None
+    index = None
+    preds: dict[str, np.ndarray] = {}
+    for r in records:
+        p = r["predictions"]
+        order = np.argsort(p["index"], kind="stable")
+        idx = np.asarray(p["index"])[order]
+        yt = np.asarray([str(v) for v in p["y_true"]])[order]
+        yp = np.asarray([str(v) for v in p["y_pred"]])[order]
+        if index is None:
+            index, y_true = idx, yt
+        elif not np.array_equal(index, idx):
+            raise ValueError(
+                f"{r['label']} of {r['dataset']!r} was tested on other instances than "
+                "the first record; McNemar needs the same outer folds for every method."
+            )
+        preds[r["method"]] = yp
+    if y_true is None:
+        raise ValueError("No records to align.")
+    return y_true, preds

@@ -1,0 +1,259 @@
+"""Evaluation protocols: outer splits, inner model selection, refit, predict.
+
+The outer splits depend on the dataset, the protocol and the seed only (never on the
+method), so every method of a table is evaluated on the same folds. Inner selection uses
+scikit-learn's ``GridSearchCV`` on the outer training part; with a precomputed kernel
+its ``_safe_split`` slices rows and columns of the Gram matrix.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.model_selection import (
+    GridSearchCV,
+    KFold,
+    ShuffleSplit,
+    StratifiedKFold,
+    StratifiedShuffleSplit,
+)
+from sklearn.utils.metaestimators import _safe_split
+
+from runners.seeds import seed_from
+
+PROTOCOL_KINDS = ("nested_cv", "repeated_splits", "train_val_test")
+
+Split = tuple[np.ndarray, np.ndarray]
+
+
+class ProtocolError(ValueError):
+    """The data cannot be split as the protocol asks; the message says how to fix it."""
+
+
+def _min_class_count(y: np.ndarray) -> tuple[Any, int]:
+    classes, counts = np.unique(y, return_counts=True)
+    i = int(np.argmin(counts))
+    cls = classes[i]
+    return (cls.item() if isinstance(cls, np.generic) else cls), int(counts[i])
+
+
+def outer_splits(
+    y: np.ndarray, protocol: Mapping[str, Any], dataset: str, seed: int
+) -> list[tuple[int, int, np.ndarray, np.ndarray]]:
+    """``(repetition, split, train_idx, test_idx)`` for every outer split.
+
+    Seeds come from ``("outer", dataset, seed, repetition)``: the method is left out.
+    """
+    kind = protocol["kind"]
+    if kind not in PROTOCOL_KINDS:
+        raise ProtocolError(
+            f"Unknown protocol kind {kind!r}; choose one of {PROTOCOL_KINDS}."
+        )
+    y = np.asarray(y)
+    out = []
+    for rep in range(int(protocol["repetitions"])):
+        rs = seed_from("outer", dataset, seed, rep)
+        if kind == "nested_cv":
+            k = int(protocol["outer_folds"])
+            if protocol["stratified"]:
+                cls, cnt = _min_class_count(y)
+                if cnt < k:
+                    raise ProtocolError(
+                        f"{k}-fold stratified CV needs {k} samples per class; class "
+                        f"{cls!r} of {dataset!r} has {cnt}. Lower protocol.outer_folds "
+                        "or set protocol.stratified=false."
+                    )
+                cv = StratifiedKFold(k, shuffle=protocol["shuffle"], random_state=rs)
+            else:
+                cv = KFold(k, shuffle=protocol["shuffle"], random_state=rs)
+        else:
+            frac = float(protocol["train_fraction"])
+            split_cls = (
+                StratifiedShuffleSplit if protocol["stratified"] else ShuffleSplit
+            )
+            cv = split_cls(n_splits=1, train_size=frac, random_state=rs)
+        for j, (tr, te) in enumerate(cv.split(np.zeros(len(y)), y)):
+            out.append((rep, j, tr, te))
+    return out
+
+
+def _inner_cv(
+    y_train: np.ndarray, protocol: Mapping[str, Any], seed_parts: Sequence[object]
+):
+    rs = seed_from("inner", *seed_parts)
+    if protocol["kind"] == "train_val_test":
+        return StratifiedShuffleSplit(
+            n_splits=1, test_size=float(protocol["val_fraction"]), random_state=rs
+        )
+    k = int(protocol["inner_folds"])
+    cls, cnt = _min_class_count(y_train)
+    if cnt < k:
+        raise ProtocolError(
+            f"Inner {k}-fold CV needs {k} samples per class; class {cls!r} has {cnt} "
+            f"in outer training split {seed_parts[-1]}. Lower protocol.inner_folds."
+        )
+    return StratifiedKFold(k, shuffle=True, random_state=rs)
+
+
+def grid_size(grid: Mapping[str, Sequence[Any]] | None) -> int:
+    if not grid:
+        return 1
+    return int(np.prod([len(v) for v in grid.values()]))
+
+
+def _param_label(params: Mapping[str, Any]) -> str:
+    return ",".join(f"{k}={params[k]!r}" for k in sorted(params))
+
+
+@dataclass
+class FoldResult:
+    """One outer split: what was chosen, how long it took, what the solver said."""
+
+    repetition: int
+    split: int
+    test_idx: np.ndarray
+    y_pred: np.ndarray
+    decision: np.ndarray | None
+    best_params: dict[str, Any]
+    inner_mean_test_error: dict[str, float]
+    fit_seconds: float
+    search_seconds: float
+    predict_seconds: float
+    solver: dict[str, Any]
+    inner_convergence_warnings: int
+
+
+def solver_diagnostics(estimator: Any) -> dict[str, Any]:
+    """Objective, iterations and convergence of a fitted estimator (when it has them)."""
+    out: dict[str, Any] = {}
+    for attr, key in (
+        ("objective_", "objective"),
+        ("n_iter_", "n_iter"),
+        ("converged_", "converged"),
+        ("fit_status_", "fit_status"),
+    ):
+        value = getattr(estimator, attr, None)
+        if value is None:
+            continue
+        value = np.asarray(value)
+        if key == "converged":
+            out[key] = bool(np.all(value))
+        elif key in ("n_iter", "fit_status"):
+            out[key] = int(np.max(value)) if key == "fit_status" else int(np.sum(value))
+        else:
+            out[key] = float(np.sum(value))
+    if "converged" not in out and "fit_status" in out:
+        out["converged"] = out["fit_status"] == 0
+    return out
+
+
+def evaluate_split(
+    estimator: Any,
+    X: np.ndarray,
+    y: np.ndarray,
+    train: np.ndarray,
+    test: np.ndarray,
+    grid: Mapping[str, Sequence[Any]] | None,
+    protocol: Mapping[str, Any],
+    seed_parts: Sequence[object],
+) -> dict[str, Any]:
+    """Select hyper-parameters on ``train``, refit, and predict ``test``."""
+    X_tr, y_tr = _safe_split(estimator, X, y, train)
+    X_te, _ = _safe_split(estimator, X, y, test, train)
+    inner_err: dict[str, float] = {}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ConvergenceWarning)
+        t0 = time.perf_counter()
+        if grid_size(grid) > 1:
+            search = GridSearchCV(
+                clone(estimator),
+                param_grid={k: list(v) for k, v in grid.items()},
+                cv=_inner_cv(y_tr, protocol, seed_parts),
+                scoring="accuracy",
+                refit=True,
+                n_jobs=1,
+                error_score="raise",
+            )
+            search.fit(X_tr, y_tr)
+            model = search.best_estimator_
+            best = dict(search.best_params_)
+            fit_seconds = float(search.refit_time_)
+            for params, score in zip(
+                search.cv_results_["params"], search.cv_results_["mean_test_score"]
+            ):
+                inner_err[_param_label(params)] = float(1.0 - score)
+        else:
+            params = {k: v[0] for k, v in (grid or {}).items()}
+            model = clone(estimator).set_params(**params)
+            t1 = time.perf_counter()
+            model.fit(X_tr, y_tr)
+            fit_seconds = time.perf_counter() - t1
+            best = params
+        search_seconds = time.perf_counter() - t0
+    n_warn = sum(issubclass(w.category, ConvergenceWarning) for w in caught)
+    for w in caught:
+        if not issubclass(w.category, ConvergenceWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    t0 = time.perf_counter()
+    y_pred = model.predict(X_te)
+    decision = None
+    if hasattr(model, "decision_function"):
+        d = np.asarray(model.decision_function(X_te))
+        decision = d if d.ndim == 1 else None
+    predict_seconds = time.perf_counter() - t0
+    return {
+        "model": model,
+        "y_pred": y_pred,
+        "decision": decision,
+        "best_params": best,
+        "inner_mean_test_error": inner_err,
+        "fit_seconds": fit_seconds,
+        "search_seconds": search_seconds,
+        "predict_seconds": predict_seconds,
+        "solver": solver_diagnostics(model),
+        "inner_convergence_warnings": n_warn,
+    }
+
+
+def evaluate(
+    estimator: Any,
+    X: np.ndarray,
+    y: np.ndarray,
+    splits: Sequence[tuple[int, int, np.ndarray, np.ndarray]],
+    grid: Mapping[str, Sequence[Any]] | None,
+    protocol: Mapping[str, Any],
+    seed_parts: Sequence[object],
+    on_split: Callable[[int], None] | None = None,
+) -> list[FoldResult]:
+    """Run :func:`evaluate_split` on every outer split."""
+    results = []
+    for i, (rep, j, train, test) in enumerate(splits):
+        r = evaluate_split(
+            estimator, X, y, train, test, grid, protocol, (*seed_parts, rep, j)
+        )
+        results.append(
+            FoldResult(
+                repetition=rep,
+                split=j,
+                test_idx=test,
+                y_pred=r["y_pred"],
+                decision=r["decision"],
+                best_params=r["best_params"],
+                inner_mean_test_error=r["inner_mean_test_error"],
+                fit_seconds=r["fit_seconds"],
+                search_seconds=r["search_seconds"],
+                predict_seconds=r["predict_seconds"],
+                solver=r["solver"],
+                inner_convergence_warnings=r["inner_convergence_warnings"],
+            )
+        )
+        if on_split is not None:
+            on_split(i)
+    return results

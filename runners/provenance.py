@@ -1,0 +1,81 @@
+"""Where a record came from: code version, git commit, packages, host, time."""
+
+from __future__ import annotations
+
+import hashlib
+import platform
+import socket
+import subprocess
+from datetime import datetime, timezone
+from functools import lru_cache
+from importlib import metadata
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+# Source that can change a number in a record. Reports and docs are left out, so
+# editing a table template does not invalidate finished runs.
+_VERSIONED_PACKAGES = ("datasets", "methods", "runners")
+_PACKAGES = (
+    "numpy",
+    "scipy",
+    "scikit-learn",
+    "cvxopt",
+    "numba",
+    "pandas",
+    "hydra-core",
+    "statsmodels",
+    "joblib",
+)
+
+
+@lru_cache(maxsize=1)
+def code_version() -> str:
+    """sha256 (first 12 hex digits) of every ``.py`` file of the versioned packages."""
+    h = hashlib.sha256()
+    for pkg in _VERSIONED_PACKAGES:
+        for path in sorted((REPO_ROOT / pkg).rglob("*.py")):
+            h.update(str(path.relative_to(REPO_ROOT)).encode())
+            h.update(path.read_bytes())
+    return h.hexdigest()[:12]
+
+
+@lru_cache(maxsize=1)
+def git_state() -> dict[str, object]:
+    """Commit SHA and whether the work tree had uncommitted changes."""
+
+    def git(*args: str) -> str:
+        out = subprocess.run(
+            ["git", *args], cwd=REPO_ROOT, capture_output=True, text=True, check=False
+        )
+        return out.stdout.strip() if out.returncode == 0 else ""
+
+    return {
+        "sha": git("rev-parse", "HEAD") or None,
+        "dirty": bool(git("status", "--porcelain")),
+    }
+
+
+def package_versions() -> dict[str, str]:
+    versions = {}
+    for name in _PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = "not installed"
+    return versions
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def provenance() -> dict[str, object]:
+    return {
+        "code_version": code_version(),
+        "git": git_state(),
+        "packages": package_versions(),
+        "python": platform.python_version(),
+        "host": socket.gethostname(),
+        "platform": platform.platform(),
+    }

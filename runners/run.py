@@ -1,0 +1,311 @@
+"""Hydra entry point: one job = one (experiment, dataset, method, kernel, seed) run.
+
+``kml-run experiment=mlsvm_table1`` (or ``python -m runners.run ...``) runs the whole
+sweep of the experiment file through Hydra multirun (joblib launcher: local worker
+processes). Each job loads its dataset, builds the kernel once, evaluates the method by
+the protocol and writes one record to the result store. A job whose record is finished
+returns at once, so a killed sweep resumes where it stopped; ``force=true`` recomputes.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import traceback
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import hydra
+import numpy as np
+from hydra.core.hydra_config import HydraConfig
+from hydra.utils import get_class, instantiate
+from omegaconf import DictConfig, OmegaConf, open_dict
+from threadpoolctl import threadpool_limits
+
+from runners.config_schema import register_configs
+from runners.protocols import evaluate, outer_splits
+from runners.provenance import code_version, now_iso, provenance
+from runners.store import ResultStore, config_key
+
+log = logging.getLogger("kml")
+register_configs()
+
+CONF_DIR = str(Path(__file__).resolve().parent.parent / "conf")
+
+
+class SkipRun(Exception):
+    """The combination does not apply (e.g. SVM-FDA with a non-linear kernel)."""
+
+
+def run_label(method: str, kernel: str, params: Mapping[str, Any] | None = None) -> str:
+    """``svm[kernel=linear]``: the id plus sorted key=value pairs (benchopt style)."""
+    items = {"kernel": kernel, **(params or {})}
+    inner = ",".join(f"{k}={items[k]}" for k in sorted(items))
+    return f"{method}[{inner}]"
+
+
+def key_config(cfg: DictConfig) -> dict[str, Any]:
+    """The part of the resolved config that determines the numbers of a run."""
+    c = OmegaConf.to_container(cfg, resolve=True)
+    return {
+        "experiment": c["experiment"],
+        "dataset": c["dataset"],
+        "method_id": c["method_id"],
+        "method": c["method"],
+        "kernel": c["kernel"],
+        # the description is prose: editing it must not invalidate finished runs
+        "protocol": {k: v for k, v in c["protocol"].items() if k != "description"},
+        "grid": method_grid(cfg),
+        "seed": c["seed"],
+        "code_version": code_version(),
+    }
+
+
+def method_grid(cfg: DictConfig) -> dict[str, list[Any]]:
+    grids = OmegaConf.to_container(cfg.search.grids, resolve=True) or {}
+    grid = grids.get(cfg.method_id, grids.get("default", {}))
+    return {k: list(v) for k, v in (grid or {}).items()}
+
+
+def _load_data(cfg: DictConfig):
+    import datasets
+
+    spec = datasets.REGISTRY[datasets.resolve(cfg.dataset.name)]
+    reason = getattr(spec, "unavailable_reason", None)
+    if reason:
+        raise SkipRun(f"dataset {spec.name!r} is not available: {reason}")
+    ds = datasets.load(spec.name, mirror=cfg.paths.data_mirror)
+    X = np.asarray(ds.X, dtype=np.float64)
+    if cfg.protocol.preprocess_scope == "dataset":
+        X = datasets.preprocess(X, cfg.protocol.preprocess)
+    elif cfg.protocol.preprocess != "none":
+        raise SkipRun(
+            "protocol.preprocess_scope=fold is not wired into this runner yet; "
+            "use preprocess_scope=dataset"
+        )
+    return spec, X, np.asarray(ds.y)
+
+
+def build_input(
+    estimator: Any, X: np.ndarray, kcfg: Mapping[str, Any], check_psd: bool
+):
+    """Raw features for feature-space methods, else the precomputed Gram matrix."""
+    from methods.kernels import pairwise_kernel
+
+    supported = getattr(type(estimator), "supported_kernels", None)
+    params = estimator.get_params()
+    if supported is not None:
+        if kcfg["kernel"] not in supported:
+            name = getattr(type(estimator), "paper_name", type(estimator).__name__)
+            raise SkipRun(
+                f"{name} works in the original feature space only (kernels "
+                f"{list(supported)}); kernel {kcfg['name']!r} does not apply"
+            )
+        estimator.set_params(kernel=kcfg["kernel"])
+        return estimator, X
+    K = pairwise_kernel(
+        X,
+        kernel=kcfg["kernel"],
+        degree=kcfg["degree"],
+        sigma=kcfg["sigma"],
+        normalize=kcfg["normalize"],
+    )
+    if check_psd:
+        from methods._validation import check_psd_gram
+
+        check_psd_gram(K, what=f"kernel {kcfg['name']!r}")
+        if "check_psd" in params:
+            estimator.set_params(check_psd=False)
+    estimator.set_params(kernel="precomputed")
+    return estimator, K
+
+
+def _progress_line(
+    cfg: DictConfig,
+    store: ResultStore,
+    label: str,
+    status: str,
+    seconds: float,
+    extra: str = "",
+) -> None:
+    done = sum(1 for _ in store.root.glob(f"{cfg.experiment}/*/*.json"))
+    total = cfg.get("sweep_size") or "?"
+    log.info(
+        "[%s/%s] %-10s %-12s %-40s %6.1fs %s",
+        done,
+        total,
+        status,
+        cfg.dataset.name,
+        label,
+        seconds,
+        extra,
+    )
+
+
+def run_job(cfg: DictConfig) -> dict[str, Any]:
+    """Run one configuration and return its record (from the store when finished)."""
+    store = ResultStore(cfg.paths.results)
+    kc = key_config(cfg)
+    key = config_key(kc)
+    label = run_label(cfg.method_id, cfg.kernel.name)
+    path = store.path(cfg.experiment, cfg.dataset.name, label, key)
+    if not cfg.force:
+        record = store.finished(path)
+        if record is not None:
+            _progress_line(cfg, store, label, "cached", 0.0)
+            return record
+    t_start = time.perf_counter()
+    record: dict[str, Any] = {
+        "key": key,
+        "label": label,
+        "experiment": cfg.experiment,
+        "paper": cfg.paper,
+        "artifact": cfg.artifact,
+        "dataset": cfg.dataset.name,
+        "method": cfg.method_id,
+        "method_class": cfg.method._target_,
+        "kernel": cfg.kernel.name,
+        "protocol": cfg.protocol.name,
+        "seed": int(cfg.seed),
+        "config": kc,
+        "started": now_iso(),
+        "provenance": provenance(),
+    }
+    try:
+        with threadpool_limits(limits=int(cfg.blas_threads)):
+            record.update(_run(cfg, kc))
+    except SkipRun as exc:
+        record.update(status="skip", reason=str(exc))
+    except Exception as exc:  # recorded, kept out of the cache, rerun next time
+        record.update(
+            status="error",
+            reason=f"{type(exc).__name__}: {exc}",
+            traceback=traceback.format_exc(),
+        )
+    record["finished"] = now_iso()
+    record["wall_seconds"] = time.perf_counter() - t_start
+    store.write(path, record)
+    extra = record.get("reason", "")
+    if record["status"] == "ok":
+        extra = f"error {record['error_pct']:.2f}%" + (
+            "" if record["converged"] else "  NOT CONVERGED"
+        )
+    _progress_line(cfg, store, label, record["status"], record["wall_seconds"], extra)
+    if record["status"] == "error" and cfg.get("raise_errors", False):
+        raise RuntimeError(record["reason"])
+    return record
+
+
+def _run(cfg: DictConfig, kc: Mapping[str, Any]) -> dict[str, Any]:
+    cls = get_class(cfg.method._target_)
+    estimator = instantiate(cfg.method)
+    supported = getattr(cls, "supported_kernels", None)
+    if supported is not None and cfg.kernel.kernel not in supported:
+        build_input(estimator, np.zeros((1, 1)), kc["kernel"], False)  # raises SkipRun
+    spec, X, y = _load_data(cfg)
+    estimator, Xin = build_input(estimator, X, kc["kernel"], cfg.protocol.check_psd)
+    protocol = kc["protocol"]
+    splits = outer_splits(y, protocol, spec.name, int(cfg.seed))
+    folds = evaluate(
+        estimator,
+        Xin,
+        y,
+        splits,
+        kc["grid"],
+        protocol,
+        (spec.name, cfg.method_id, cfg.kernel.name, int(cfg.seed)),
+    )
+    n = len(y)
+    index = np.concatenate([f.test_idx for f in folds])
+    y_pred = np.concatenate([f.y_pred for f in folds])
+    y_true = y[index]
+    fold_of = np.concatenate([np.full(len(f.test_idx), i) for i, f in enumerate(folds)])
+    decisions = [f.decision for f in folds]
+    decision = (
+        np.concatenate(decisions) if all(d is not None for d in decisions) else None
+    )
+    n_err = int(np.sum(y_pred != y_true))
+    converged = all(f.solver.get("converged", True) for f in folds)
+    return {
+        "status": "ok",
+        "n_samples": n,
+        "n_features": int(X.shape[1]),
+        "n_test_total": int(len(index)),
+        "n_errors": n_err,
+        "error_pct": 100.0 * n_err / len(index),
+        "accuracy_pct": 100.0 - 100.0 * n_err / len(index),
+        "converged": converged,
+        "inner_convergence_warnings": int(
+            sum(f.inner_convergence_warnings for f in folds)
+        ),
+        "folds": [
+            {
+                "repetition": f.repetition,
+                "split": f.split,
+                "n_test": int(len(f.test_idx)),
+                "n_errors": int(np.sum(f.y_pred != y[f.test_idx])),
+                "best_params": f.best_params,
+                "inner_mean_test_error": f.inner_mean_test_error,
+                "fit_seconds": f.fit_seconds,
+                "search_seconds": f.search_seconds,
+                "predict_seconds": f.predict_seconds,
+                "solver": f.solver,
+                "inner_convergence_warnings": f.inner_convergence_warnings,
+            }
+            for f in folds
+        ],
+        "predictions": {
+            "index": index,
+            "fold": fold_of,
+            "y_true": [_label(v) for v in y_true],
+            "y_pred": [_label(v) for v in y_pred],
+            "decision": decision,
+        },
+    }
+
+
+def _label(v: Any) -> Any:
+    return v.item() if isinstance(v, np.generic) else v
+
+
+def compose_config(overrides: Sequence[str] = ()) -> DictConfig:
+    """The resolved config of one run, without Hydra's app (tests, notebooks).
+
+    >>> cfg = compose_config(["dataset=sonar", "method=svm", "protocol=smoke"])
+    >>> record = run_job(cfg)  # doctest: +SKIP
+    """
+    from hydra import compose, initialize_config_dir
+
+    with initialize_config_dir(config_dir=CONF_DIR, version_base="1.3", job_name="kml"):
+        cfg = compose("config", overrides=list(overrides), return_hydra_config=True)
+    method_id = cfg.hydra.runtime.choices.method
+    with open_dict(cfg):
+        cfg.method_id = method_id
+        del cfg["hydra"]
+    return cfg
+
+
+@hydra.main(version_base="1.3", config_path="../conf", config_name="config")
+def main(cfg: DictConfig) -> None:
+    """Console entry point ``kml-run``."""
+    hc = HydraConfig.get()
+    if cfg.get("sweep_size") is None and hc.mode.name == "MULTIRUN":
+        OmegaConf.set_struct(cfg, False)
+        cfg.sweep_size = _sweep_size(hc.sweeper.params)
+    record = run_job(cfg)
+    if record["status"] == "error":
+        log.error("%s failed: %s", record["label"], record["reason"])
+
+
+def _sweep_size(params: Mapping[str, str] | None) -> int | None:
+    if not params:
+        return None
+    size = 1
+    for value in params.values():
+        size *= len(str(value).split(","))
+    return size
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,101 @@
+"""End to end: config -> data -> protocol -> method -> record, with the bad-input paths."""
+
+import json
+
+import numpy as np
+import pytest
+from hydra.errors import ConfigCompositionException, MissingConfigException
+
+from runners.run import compose_config, run_job
+
+SMOKE = ["protocol=smoke", "search.grids.default.C=[0.1,10]"]
+
+
+@pytest.fixture
+def results(tmp_path, monkeypatch):
+    monkeypatch.setenv("KML_RESULTS", str(tmp_path / "results"))
+    return tmp_path / "results"
+
+
+def _run(*overrides):
+    return run_job(compose_config([*SMOKE, *overrides]))
+
+
+def test_record_has_per_fold_and_per_instance_fields(results):
+    rec = _run("dataset=sonar", "method=svm", "kernel=linear")
+    assert rec["status"] == "ok", rec.get("reason")
+    assert rec["n_samples"] == 208 and rec["n_test_total"] == 208
+    assert len(rec["folds"]) == 2
+    fold = rec["folds"][0]
+    assert set(fold["best_params"]) == {"C"}
+    assert set(fold["inner_mean_test_error"]) == {"C=0.1", "C=10"}
+    assert fold["fit_seconds"] > 0 and fold["predict_seconds"] > 0
+    assert {"objective", "n_iter", "converged"} <= set(fold["solver"])
+    preds = rec["predictions"]
+    assert sorted(preds["index"]) == list(range(208))
+    assert len(preds["decision"]) == 208
+    n_err = sum(a != b for a, b in zip(preds["y_true"], preds["y_pred"]))
+    assert n_err == rec["n_errors"]
+    assert rec["error_pct"] == pytest.approx(100 * n_err / 208)
+    assert rec["provenance"]["code_version"] == rec["config"]["code_version"]
+    assert "numpy" in rec["provenance"]["packages"]
+
+
+def test_finished_record_is_reused_and_force_gives_identical_predictions(results):
+    first = _run("dataset=sonar", "method=svm", "kernel=poly2")
+    again = _run("dataset=sonar", "method=svm", "kernel=poly2")
+    assert again["finished"] == first["finished"]  # read back, not recomputed
+    forced = _run("dataset=sonar", "method=svm", "kernel=poly2", "force=true")
+    assert forced["finished"] >= first["finished"]
+    assert forced["predictions"] == json.loads(json.dumps(first["predictions"]))
+
+
+def test_every_method_sees_the_same_outer_folds(results):
+    a = _run("dataset=sonar", "method=svm", "kernel=linear")
+    b = _run("dataset=sonar", "method=fda", "kernel=linear")
+    fa = np.asarray(a["predictions"]["fold"])[np.argsort(a["predictions"]["index"])]
+    fb = np.asarray(b["predictions"]["fold"])[np.argsort(b["predictions"]["index"])]
+    np.testing.assert_array_equal(fa, fb)
+
+
+def test_feature_space_method_is_skipped_for_nonlinear_kernels(results):
+    rec = _run("dataset=sonar", "method=svm_fda", "kernel=gauss1")
+    assert rec["status"] == "skip"
+    assert "original feature space" in rec["reason"]
+
+
+def test_unavailable_dataset_is_a_skip_with_reason(results):
+    rec = _run("dataset=ovarian", "method=svm", "kernel=linear")
+    assert rec["status"] == "skip"
+    assert "not available" in rec["reason"]
+
+
+def test_iteration_limit_is_recorded_not_silent(results):
+    rec = _run("dataset=sonar", "method=svm", "kernel=linear", "+method.max_iter=2")
+    assert rec["status"] == "ok"
+    assert rec["converged"] is False
+    assert rec["inner_convergence_warnings"] > 0
+
+
+def test_errors_are_recorded_and_rerun(results):
+    # a kernel with a typo in its parameters fails at fit time inside the run
+    rec = _run("dataset=sonar", "method=svm", "kernel=linear", "method.C=-1")
+    assert rec["status"] == "error"
+    assert "'C' parameter" in rec["reason"]
+    again = _run("dataset=sonar", "method=svm", "kernel=linear", "method.C=-1")
+    assert again["started"] >= rec["started"]  # errors are not cached
+
+
+@pytest.mark.parametrize(
+    "override,valid",
+    [("dataset=sonr", "sonar"), ("method=svn", "svmm"), ("kernel=poly9", "poly2")],
+)
+def test_unknown_names_list_valid_options(override, valid):
+    with pytest.raises((MissingConfigException, ConfigCompositionException)) as err:
+        compose_config([override])
+    assert valid in str(err.value)
+
+
+def test_protocol_typo_fails_at_compose_time():
+    with pytest.raises(ConfigCompositionException):
+        compose_config(["protocol.outer_fold=3"])
