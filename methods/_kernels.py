@@ -200,6 +200,16 @@ def bank20(normalize: str | None = "cosine") -> list[KernelSpec]:
     ] + [KernelSpec("gaussian", sigma=s, normalize=normalize) for s in BANK20_SIGMAS]
 
 
+BANKS = {"bank20": bank20}
+
+
+def bank_specs(name: str, normalize: str | None) -> list[KernelSpec]:
+    """A named kernel bank (``"bank20"``) with the given normalization."""
+    if name not in BANKS:
+        raise ValueError(f"Unknown kernel bank {name!r}; choose one of {sorted(BANKS)}.")
+    return BANKS[name](normalize)
+
+
 def kernel_stack(
     X: np.ndarray, Y: np.ndarray | None, specs: Sequence[KernelSpec]
 ) -> np.ndarray:

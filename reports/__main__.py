@@ -1,4 +1,4 @@
-"""``kml-report <experiment>``: rebuild a table/figure from records and published CSVs."""
+"""``kml-report <experiment>``: rebuild tables and figures from records."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import sys
 
 REPORTS = {
     "mlsvm_table1": "reports.mlsvm:table1",
+    "wrbf_table1": "reports.wrbf:table1",
 }
 
 

@@ -1,13 +1,13 @@
 """Structured-config schemas: a typo in a protocol or kernel file fails at compose time.
 
-The YAML files in ``conf/protocol`` and ``conf/kernel`` list the schema first in their
-defaults (``- base_protocol``), so Hydra type-checks every key against these dataclasses.
+The YAML files in ``conf/protocol``, ``conf/kernel`` and ``conf/dataset`` list their
+schema first in their defaults (``- base_protocol``), so Hydra type-checks every key.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Optional
 
 from hydra.core.config_store import ConfigStore
 
@@ -59,6 +59,18 @@ class KernelConfig:
 
 
 @dataclass
+class DatasetConfig:
+    """A dataset of the registry by name; ``noise_donor`` builds wrbf's noisy set.
+
+    With ``noise_donor`` set, the run uses ``name`` plus as many noise features drawn
+    from the donor's empirical feature values (wrbf Sec. 5.1, ``datasets._noisy``).
+    """
+
+    name: str = "sonar"
+    noise_donor: Optional[str] = None  # noqa: UP045 (OmegaConf needs Optional)
+
+
+@dataclass
 class SearchConfig:
     """Hyper-parameter grids by method id; ``default`` applies to unnamed methods."""
 
@@ -70,3 +82,4 @@ def register_configs() -> None:
     cs = ConfigStore.instance()
     cs.store(group="protocol", name="base_protocol", node=ProtocolConfig)
     cs.store(group="kernel", name="base_kernel", node=KernelConfig)
+    cs.store(group="dataset", name="base_dataset", node=DatasetConfig)

@@ -68,15 +68,34 @@ def method_grid(cfg: DictConfig) -> dict[str, list[Any]]:
     return {k: list(v) for k, v in (grid or {}).items()}
 
 
+def dataset_label(dcfg: Mapping[str, Any]) -> str:
+    """``iris`` or, for a wrbf noisy set, ``iris+glass`` (original + noise donor)."""
+    donor = dcfg.get("noise_donor")
+    return f"{dcfg['name']}+{donor}" if donor else str(dcfg["name"])
+
+
 def _load_data(cfg: DictConfig):
     import datasets
 
-    spec = datasets.REGISTRY[datasets.resolve(cfg.dataset.name)]
-    reason = getattr(spec, "unavailable_reason", None)
-    if reason:
-        raise SkipRun(f"dataset {spec.name!r} is not available: {reason}")
+    def available(name: str):
+        spec = datasets.REGISTRY[datasets.resolve(name)]
+        reason = getattr(spec, "unavailable_reason", None)
+        if reason:
+            raise SkipRun(f"dataset {spec.name!r} is not available: {reason}")
+        return spec
+
+    spec = available(cfg.dataset.name)
     ds = datasets.load(spec.name, mirror=cfg.paths.data_mirror)
     X = np.asarray(ds.X, dtype=np.float64)
+    donor = cfg.dataset.get("noise_donor")
+    if donor:
+        from datasets._noisy import make_noisy, noise_seed
+
+        dspec = available(donor)
+        if dspec.name == spec.name:
+            raise SkipRun("a dataset is not its own noise donor (wrbf Sec. 5.1)")
+        X_donor = datasets.load(dspec.name, mirror=cfg.paths.data_mirror).X
+        X = make_noisy(X, X_donor, seed=noise_seed(spec.name, dspec.name))
     if cfg.protocol.preprocess_scope == "dataset":
         X = datasets.preprocess(X, cfg.protocol.preprocess)
     elif cfg.protocol.preprocess != "none":
@@ -84,37 +103,49 @@ def _load_data(cfg: DictConfig):
             "protocol.preprocess_scope=fold is not wired into this runner yet; "
             "use preprocess_scope=dataset"
         )
-    return spec, X, np.asarray(ds.y)
+    return dataset_label(cfg.dataset), X, np.asarray(ds.y)
 
 
-def build_input(
-    estimator: Any, X: np.ndarray, kcfg: Mapping[str, Any], check_psd: bool
-):
-    """Raw features for feature-space methods, else the precomputed Gram matrix."""
-    from methods.kernels import pairwise_kernel
+def build_input(estimator: Any, X: np.ndarray, kcfg: Mapping[str, Any], check_psd: bool):
+    """What the estimator is fitted on: raw features or a precomputed kernel.
 
-    supported = getattr(type(estimator), "supported_kernels", None)
+    - ``kernel: none``: raw features; the method builds its own kernel (WRBF).
+    - a method with ``supported_kernels`` works in feature space (SVM-FDA): raw
+      features, and the kernel must be one it supports.
+    - ``bank``: a stack of Gram matrices (n, n, n_kernels) for MKL methods.
+    - otherwise: the Gram matrix of the kernel, computed once for all folds.
+    """
+    from methods.kernels import bank_specs, kernel_stack, pairwise_kernel
+
+    cls = type(estimator)
+    supported = getattr(cls, "supported_kernels", None)
     params = estimator.get_params()
+    if kcfg["kernel"] == "none":
+        return estimator, X
     if supported is not None:
         if kcfg["kernel"] not in supported:
-            name = getattr(type(estimator), "paper_name", type(estimator).__name__)
+            name = getattr(cls, "paper_name", cls.__name__)
             raise SkipRun(
                 f"{name} works in the original feature space only (kernels "
                 f"{list(supported)}); kernel {kcfg['name']!r} does not apply"
             )
         estimator.set_params(kernel=kcfg["kernel"])
         return estimator, X
-    K = pairwise_kernel(
-        X,
-        kernel=kcfg["kernel"],
-        degree=kcfg["degree"],
-        sigma=kcfg["sigma"],
-        normalize=kcfg["normalize"],
-    )
+    if kcfg.get("bank"):
+        K = kernel_stack(X, None, bank_specs(kcfg["bank"], kcfg["normalize"]))
+        grams = [K[:, :, k] for k in range(K.shape[2])]
+    else:
+        K = pairwise_kernel(
+            X, kernel=kcfg["kernel"], degree=kcfg["degree"], sigma=kcfg["sigma"],
+            normalize=kcfg["normalize"],
+        )
+        grams = [K]
     if check_psd:
         from methods._validation import check_psd_gram
 
-        check_psd_gram(K, what=f"kernel {kcfg['name']!r}")
+        for k, G in enumerate(grams):
+            check_psd_gram(G, what=f"kernel {kcfg['name']!r}" + (
+                f" (bank member {k})" if len(grams) > 1 else ""))
         if "check_psd" in params:
             estimator.set_params(check_psd=False)
     estimator.set_params(kernel="precomputed")
@@ -149,7 +180,8 @@ def run_job(cfg: DictConfig) -> dict[str, Any]:
     kc = key_config(cfg)
     key = config_key(kc)
     label = run_label(cfg.method_id, cfg.kernel.name)
-    path = store.path(cfg.experiment, cfg.dataset.name, label, key)
+    data_label = dataset_label(cfg.dataset)
+    path = store.path(cfg.experiment, data_label, label, key)
     if not cfg.force:
         record = store.finished(path)
         if record is not None:
@@ -162,7 +194,9 @@ def run_job(cfg: DictConfig) -> dict[str, Any]:
         "experiment": cfg.experiment,
         "paper": cfg.paper,
         "artifact": cfg.artifact,
-        "dataset": cfg.dataset.name,
+        "dataset": data_label,
+        "original_dataset": cfg.dataset.name,
+        "noise_donor": cfg.dataset.get("noise_donor"),
         "method": cfg.method_id,
         "method_class": cfg.method._target_,
         "kernel": cfg.kernel.name,
