@@ -155,6 +155,10 @@ def solver_diagnostics(estimator: Any) -> dict[str, Any]:
             out[key] = float(np.sum(value))
     if "converged" not in out and "fit_status" in out:
         out["converged"] = out["fit_status"] == 0
+    weights = getattr(estimator, "kernel_weights_", None)
+    if weights is not None:
+        # MKL: the learned convex combination, averaged over one-vs-one pairs
+        out["kernel_weights"] = np.atleast_2d(weights).mean(axis=0).tolist()
     return out
 
 
