@@ -141,10 +141,10 @@ def build_input(estimator: Any, X: np.ndarray, kcfg: Mapping[str, Any], check_ps
         )
         grams = [K]
     if check_psd:
-        from methods._validation import check_psd_gram
+        from methods._base import check_psd_kernel
 
         for k, G in enumerate(grams):
-            check_psd_gram(G, what=f"kernel {kcfg['name']!r}" + (
+            check_psd_kernel(G, what=f"kernel {kcfg['name']!r}" + (
                 f" (bank member {k})" if len(grams) > 1 else ""))
         if "check_psd" in params:
             estimator.set_params(check_psd=False)
@@ -163,11 +163,11 @@ def _progress_line(
     done = sum(1 for _ in store.root.glob(f"{cfg.experiment}/*/*.json"))
     total = cfg.get("sweep_size") or "?"
     log.info(
-        "[%s/%s] %-10s %-12s %-40s %6.1fs %s",
+        "[%s/%s] %-6s %-18s %-26s %6.1fs %s",
         done,
         total,
         status,
-        cfg.dataset.name,
+        dataset_label(cfg.dataset),
         label,
         seconds,
         extra,
@@ -228,7 +228,7 @@ def run_job(cfg: DictConfig) -> dict[str, Any]:
     _progress_line(cfg, store, label, record["status"], record["wall_seconds"], extra)
     if record["status"] == "error" and cfg.get("raise_errors", False):
         raise RuntimeError(record["reason"])
-    return record
+    return store.load(path)  # as stored: JSON types, the same as a cached record
 
 
 def _run(cfg: DictConfig, kc: Mapping[str, Any]) -> dict[str, Any]:
@@ -237,10 +237,10 @@ def _run(cfg: DictConfig, kc: Mapping[str, Any]) -> dict[str, Any]:
     supported = getattr(cls, "supported_kernels", None)
     if supported is not None and cfg.kernel.kernel not in supported:
         build_input(estimator, np.zeros((1, 1)), kc["kernel"], False)  # raises SkipRun
-    spec, X, y = _load_data(cfg)
+    name, X, y = _load_data(cfg)
     estimator, Xin = build_input(estimator, X, kc["kernel"], cfg.protocol.check_psd)
     protocol = kc["protocol"]
-    splits = outer_splits(y, protocol, spec.name, int(cfg.seed))
+    splits = outer_splits(y, protocol, name, int(cfg.seed))
     folds = evaluate(
         estimator,
         Xin,
@@ -248,7 +248,7 @@ def _run(cfg: DictConfig, kc: Mapping[str, Any]) -> dict[str, Any]:
         splits,
         kc["grid"],
         protocol,
-        (spec.name, cfg.method_id, cfg.kernel.name, int(cfg.seed)),
+        (name, cfg.method_id, cfg.kernel.name, int(cfg.seed)),
     )
     n = len(y)
     index = np.concatenate([f.test_idx for f in folds])

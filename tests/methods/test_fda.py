@@ -6,7 +6,6 @@ from sklearn.datasets import load_iris
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 from sklearn.multiclass import OneVsOneClassifier, OneVsRestClassifier
 from sklearn.utils._param_validation import InvalidParameterError
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from methods._fda import FDA
 from methods._kernels import pairwise_kernel
@@ -284,17 +283,4 @@ def test_paper_name():
     assert FDA.paper_name == "FDA"
 
 
-# ------------------------------------------------------------ sklearn checks
-
-
-# No expected failures: every check passes for these four configurations.
-@parametrize_with_checks(
-    [
-        FDA(),
-        FDA(kernel="gaussian"),
-        FDA(kernel="poly", degree=3, normalize="cosine"),
-        FDA(kernel="precomputed"),
-    ]
-)
-def test_sklearn_compatible_estimator(estimator, check):
-    check(estimator)
+# scikit-learn's estimator checks for FDA run in tests/test_common.py.

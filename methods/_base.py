@@ -1,0 +1,347 @@
+r"""Shared base of the kernel SVM estimators (mlsvm Sec. II-A, III, IV-B).
+
+:class:`BaseKernelSVM` does everything but build the dual: kernel computation
+(named kernel, callable or precomputed Gram), input validation, label encoding,
+one-vs-one decomposition, the call to :func:`methods._qp.solve_box_qp`, fitted
+attributes, convergence reporting and prediction. A subclass supplies the dual.
+
+Hooks a subclass writes (required, then optional):
+
+- ``_binary_problem(K, y, X)`` (required): the :class:`~methods._qp.BoxQP` of one
+  two-class problem, given the training Gram ``K`` of its samples, labels ``y`` in
+  {-1, +1} and their features ``X`` (None for a precomputed kernel).
+- ``supported_kernels`` (optional): the kernel specs the method accepts; the
+  default is every named kernel, a callable and "precomputed".
+- ``_pair_decisions(X)`` (optional): decision values of every one-vs-one problem
+  for test inputs, shape (n_test, n_pairs); the default is the dual expansion
+  :math:`f(x) = \sum_i \text{dual\_coef}_i k(x, x_i) + \text{intercept}`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from itertools import combinations
+from numbers import Integral, Real
+from typing import ClassVar
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_array, check_is_fitted, validate_data
+
+from methods._kernels import pairwise_kernel
+from methods._qp import SOLVERS, BoxQP, solve_box_qp
+from methods._validation import psd_tolerance
+from methods.exceptions import NonPSDKernelError
+
+#: Named kernels of :func:`methods._kernels.pairwise_kernel` plus the Gram-matrix
+#: input; "callable" stands for any callable ``kernel(X, Y)``.
+ALL_KERNELS = ("linear", "poly", "gaussian", "precomputed", "callable")
+
+
+def check_psd_kernel(K: np.ndarray, *, what: str = "training kernel matrix") -> None:
+    """Raise :class:`NonPSDKernelError` if the Gram matrix ``K`` is not PSD.
+
+    Judged as metric-learn's ``_check_sdp_from_eigen``: the smallest eigenvalue of
+    the symmetrized ``K`` must be at least ``-abs(w).max() * len(w) * eps``, with
+    the machine epsilon of the input's precision (float32 Gram matrices carry
+    float32 round-off). An eigendecomposition: O(n^3).
+    """
+    K = np.asarray(K)
+    dtype = K.dtype if K.dtype in (np.float16, np.float32) else np.float64
+    K = K.astype(np.float64, copy=False)
+    eps = np.finfo(dtype).eps
+    w = np.linalg.eigvalsh((K + K.T) / 2.0)
+    tol = psd_tolerance(w) * eps / np.finfo(np.float64).eps
+    asym = float(np.max(np.abs(K - K.T))) if K.size else 0.0
+    if asym > np.sqrt(eps) * max(float(np.abs(w).max(initial=0.0)), 1.0):
+        raise NonPSDKernelError(
+            f"The {what} is not symmetric (max |K - K'| = {asym:.3g}); a kernel "
+            "matrix must be symmetric. Check the kernel function."
+        )
+    if len(w) and w.min() < -tol:
+        raise NonPSDKernelError(
+            f"The {what} is not positive semi-definite: smallest eigenvalue "
+            f"{w.min():.3g} < -{tol:.3g} (tolerance abs(w).max() * n * eps). Use a "
+            "PSD kernel, or pass check_psd=False to fit on it anyway."
+        )
+
+
+class BaseKernelSVM(ClassifierMixin, BaseEstimator):
+    """Base of the SVM-family classifiers; see the module docstring for the hooks.
+
+    Parameters
+    ----------
+    kernel : {"linear", "poly", "gaussian", "precomputed"} or callable, \
+            default="linear"
+        ``"precomputed"``: ``fit`` takes the (n_train, n_train) Gram matrix and
+        ``predict`` the (n_test, n_train) block ``K(X_test, X_train)``. A callable
+        ``kernel(X, Y)`` returns the raw block.
+    degree : int, default=2
+        Degree of the polynomial kernel ``(x . y + 1) ** degree``.
+    sigma : float, default=1.0
+        Bandwidth of the Gaussian kernel ``exp(-||x - y||^2 / (2 sigma^2))``.
+    normalize : {None, "cosine"}, default=None
+        ``"cosine"``: ``K_ij / sqrt(K_ii K_jj)`` as in mlsvm Sec. VII (ignored for a
+        precomputed kernel, which is taken as given).
+    solver : {"auto", "smo", "ipm", "cvxopt"}, default="auto"
+        QP solver, see :func:`methods._qp.solve_box_qp`; "cvxopt" is the slow
+        dense reference.
+    tol : float, default=None
+        Stopping tolerance on the maximal KKT violation of the dual; None is the
+        solver's default (1e-4 for "auto", "smo" and "ipm", which keeps the dual
+        objective within 1e-6 relative of the cvxopt reference).
+    max_iter : int, default=None
+        Cap on solver iterations (SMO pair updates for "auto" and "smo"); None is
+        LIBSVM's ``max(10_000_000, 100 * n_variables)``.
+    check_psd : bool, default=True
+        Check that a user-supplied kernel (callable or precomputed) gives a
+        positive semi-definite training Gram matrix, and raise
+        :class:`~methods.exceptions.NonPSDKernelError` otherwise. The check is an
+        eigendecomposition (O(n^3), ~15 ms at n = 569, several times the fit): a
+        runner that fits many models on one Gram matrix checks it once with
+        :func:`check_psd_kernel` and passes ``check_psd=False``.
+        Named kernels are PSD by construction and never checked.
+    """
+
+    paper_name: ClassVar[str] = ""
+    supported_kernels: ClassVar[tuple[str, ...]] = ALL_KERNELS
+
+    _parameter_constraints: ClassVar[dict] = {
+        "kernel": [StrOptions({"linear", "poly", "gaussian", "precomputed"}), callable],
+        "degree": [Interval(Integral, 1, None, closed="left")],
+        "sigma": [Interval(Real, 0.0, None, closed="neither")],
+        "normalize": [StrOptions({"cosine"}), None],
+        "solver": [StrOptions(set(SOLVERS))],
+        "tol": [Interval(Real, 0.0, None, closed="neither"), None],
+        "max_iter": [Interval(Integral, 1, None, closed="left"), None],
+        "check_psd": ["boolean"],
+    }
+
+    def __init__(
+        self,
+        *,
+        kernel: str | Callable = "linear",
+        degree: int = 2,
+        sigma: float = 1.0,
+        normalize: str | None = None,
+        solver: str = "auto",
+        tol: float | None = None,
+        max_iter: int | None = None,
+        check_psd: bool = True,
+    ) -> None:
+        self.kernel = kernel
+        self.degree = degree
+        self.sigma = sigma
+        self.normalize = normalize
+        self.solver = solver
+        self.tol = tol
+        self.max_iter = max_iter
+        self.check_psd = check_psd
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = self.kernel == "precomputed"
+        return tags
+
+    # ----------------------------------------------------------------- hooks
+    def _binary_problem(
+        self, K: np.ndarray, y: np.ndarray, X: np.ndarray | None
+    ) -> BoxQP:
+        raise NotImplementedError
+
+    # --------------------------------------------------------------- kernels
+    @property
+    def _precomputed(self) -> bool:
+        return isinstance(self.kernel, str) and self.kernel == "precomputed"
+
+    def _check_kernel_supported(self) -> None:
+        name = "callable" if callable(self.kernel) else self.kernel
+        if name not in self.supported_kernels:
+            allowed = ", ".join(repr(k) for k in self.supported_kernels)
+            raise ValueError(
+                f"{type(self).__name__} ({self.paper_name}) does not support "
+                f"kernel={self.kernel!r}; supported: {allowed}."
+            )
+
+    def _gram(self, X: np.ndarray, Y: np.ndarray | None = None) -> np.ndarray:
+        return pairwise_kernel(
+            X,
+            Y,
+            kernel=self.kernel,
+            degree=self.degree,
+            sigma=self.sigma,
+            normalize=self.normalize,
+        )
+
+    def _validate_fit_input(self, X, y) -> tuple[np.ndarray, np.ndarray]:
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        if self._precomputed and X.shape[0] != X.shape[1]:
+            raise ValueError(
+                "Precomputed matrix must be a square matrix. Input is a "
+                f"{X.shape[0]}x{X.shape[1]} matrix."
+            )
+        return X, y
+
+    def _validate_test_input(self, X) -> np.ndarray:
+        if self._precomputed:
+            X = check_array(X, dtype=np.float64)
+            n_train = self.dual_coef_.shape[1]
+            if X.shape[1] != n_train:
+                raise ValueError(
+                    f"X has {X.shape[1]} features, but {type(self).__name__} is "
+                    f"expecting {n_train} features as input: with kernel="
+                    "'precomputed', predict takes K(X_test, X_train) of shape "
+                    f"(n_test, n_train) = (n_test, {n_train}); got a "
+                    f"{X.shape[0]}x{X.shape[1]} matrix."
+                )
+        return validate_data(self, X, dtype=np.float64, reset=False)
+
+    # ------------------------------------------------------------------- fit
+    def fit(self, X, y) -> BaseKernelSVM:
+        """Fit one dual per pair of classes (one-vs-one).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or (n_samples, n_samples)
+            Training data, or the training Gram matrix if ``kernel="precomputed"``.
+        y : array-like of shape (n_samples,)
+            Class labels (at least two classes).
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
+        self._validate_params()
+        self._check_kernel_supported()
+        in_dtype = getattr(X, "dtype", None)
+        X, y = self._validate_fit_input(X, y)
+        check_classification_targets(y)
+        self.classes_, y_enc = np.unique(y, return_inverse=True)
+        if len(self.classes_) < 2:
+            raise ValueError(
+                f"{type(self).__name__} needs samples of at least two classes; got "
+                f"1 class (label {self.classes_[0]!r}) in {len(y)} samples. Use a "
+                "stratified split so that every training fold holds both classes."
+            )
+        n = X.shape[0]
+        if self._precomputed:
+            K = X
+            if self.check_psd:
+                check_psd_kernel(
+                    K if in_dtype is None else K.astype(in_dtype, copy=False),
+                    what="precomputed training kernel matrix",
+                )
+        else:
+            K = self._gram(X)
+            if self.check_psd and callable(self.kernel):
+                check_psd_kernel(K, what="training Gram matrix of the callable kernel")
+            self.X_fit_ = X
+        # The numba solvers want C-ordered, writable float64 (a read-only memmap
+        # from joblib would compile a second specialization).
+        K = np.require(K, dtype=np.float64, requirements=["C", "W"])
+
+        self._pairs = list(combinations(range(len(self.classes_)), 2))
+        n_pairs = len(self._pairs)
+        self.dual_coef_ = np.zeros((n_pairs, n))
+        self.intercept_ = np.zeros(n_pairs)
+        self.objective_ = np.zeros(n_pairs)
+        self.n_iter_ = np.zeros(n_pairs, dtype=np.int64)
+        converged = np.ones(n_pairs, dtype=bool)
+        violations = []
+        for k, (i, j) in enumerate(self._pairs):
+            rows = np.flatnonzero((y_enc == i) | (y_enc == j))
+            whole = len(rows) == n
+            K_pair = K if whole else K[np.ix_(rows, rows)]
+            X_pair = None if self._precomputed else X[rows]
+            # classes_[j] is the positive class of the pair (so classes_[1] of a
+            # two-class problem gets positive decision values).
+            y_pair = np.where(y_enc[rows] == j, 1.0, -1.0)
+            problem = self._binary_problem(K_pair, y_pair, X_pair)
+            res = solve_box_qp(
+                problem, solver=self.solver, tol=self.tol, max_iter=self.max_iter
+            )
+            self.dual_coef_[k, rows] = problem.coef(res.z)
+            self.intercept_[k] = -res.rho
+            # The solvers minimize 1/2 z'Qz + p'z; the paper's duals maximize.
+            self.objective_[k] = -res.objective
+            self.n_iter_[k] = res.n_iter
+            converged[k] = res.converged
+            violations.append(res.info.get("violation", np.nan))
+        self.support_ = np.flatnonzero(np.any(self.dual_coef_ != 0.0, axis=0))
+        self.converged_ = bool(np.all(converged))
+        self.fit_status_ = 0 if self.converged_ else 1
+        if not self.converged_:
+            worst = np.nanmax(violations) if np.any(np.isfinite(violations)) else None
+            detail = "" if worst is None else f" (maximal KKT violation {worst:.3g})"
+            warnings.warn(
+                f"{type(self).__name__} did not converge: the {self.solver!r} solver "
+                f"stopped at max_iter={self.max_iter} on {int((~converged).sum())} "
+                f"of {n_pairs} two-class problem(s){detail}. Increase max_iter, "
+                "raise tol, or use solver='ipm' for large C.",
+                ConvergenceWarning,
+                stacklevel=2,
+            )
+        return self
+
+    # --------------------------------------------------------------- predict
+    def _pair_decisions(self, X: np.ndarray) -> np.ndarray:
+        sv = self.support_
+        if self._precomputed:
+            K = X[:, sv]
+        elif len(sv):
+            K = self._gram(X, self.X_fit_[sv])
+        else:
+            K = np.zeros((X.shape[0], 0))
+        return K @ self.dual_coef_[:, sv].T + self.intercept_
+
+    def decision_function(self, X) -> np.ndarray:
+        """Decision values: positive for ``classes_[1]`` with two classes.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_test, n_features) or (n_test, n_train)
+            Test data, or ``K(X_test, X_train)`` if ``kernel="precomputed"``.
+
+        Returns
+        -------
+        ndarray of shape (n_test,) or (n_test, n_classes)
+            Two classes: ``f(x) = sum_i dual_coef_i k(x, x_i) + intercept``. More
+            classes: one-vs-one votes plus a confidence term in (-1/3, 1/3) that
+            breaks ties, as scikit-learn's ``OneVsOneClassifier``.
+        """
+        check_is_fitted(self)
+        X = self._validate_test_input(X)
+        D = self._pair_decisions(X)
+        if len(self.classes_) == 2:
+            return D[:, 0]
+        votes = np.zeros((X.shape[0], len(self.classes_)))
+        confidence = np.zeros_like(votes)
+        for k, (i, j) in enumerate(self._pairs):
+            positive = D[:, k] > 0
+            votes[:, j] += positive
+            votes[:, i] += ~positive
+            confidence[:, j] += D[:, k]
+            confidence[:, i] -= D[:, k]
+        return votes + confidence / (3.0 * (np.abs(confidence) + 1.0))
+
+    def predict(self, X) -> np.ndarray:
+        """Predicted class labels (one-vs-one vote for more than two classes).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_test, n_features) or (n_test, n_train)
+            Test data, or ``K(X_test, X_train)`` if ``kernel="precomputed"``.
+
+        Returns
+        -------
+        ndarray of shape (n_test,)
+        """
+        D = self.decision_function(X)
+        if D.ndim == 1:
+            return self.classes_[(D > 0).astype(int)]
+        return self.classes_[np.argmax(D, axis=1)]

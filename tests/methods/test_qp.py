@@ -1,0 +1,219 @@
+"""The box-QP solvers against the cvxopt reference (methods/_qp)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from methods._kernels import pairwise_kernel
+from methods._qp import (
+    SMO_TOL,
+    BoxQP,
+    csvm_dual,
+    low_rank_factor,
+    project_feasible,
+    solve_box_qp,
+    solve_ipm,
+    solve_smo,
+    svmm_dual,
+)
+
+KERNELS = {
+    "linear": {"kernel": "linear"},
+    "poly2": {"kernel": "poly", "degree": 2},
+    "gaussian": {"kernel": "gaussian", "sigma": 1.0},
+}
+CS = (0.1, 1.0, 10.0, 100.0, 1000.0)
+# None is the C-SVM dual; 0 and 3 are SVM_m duals (eps = 0 is eps-SVM).
+EPSILONS = (None, 0.0, 3.0)
+
+
+def _data(seed: int = 0, n: int = 40) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 3))
+    noise = 0.5 * rng.standard_normal(n)
+    y = np.where(X[:, 0] + 0.5 * X[:, 1] + noise > 0, 1.0, -1.0)
+    return X, y
+
+
+def _problem(K: np.ndarray, y: np.ndarray, C: float, eps: float | None) -> BoxQP:
+    return csvm_dual(K, y, C) if eps is None else svmm_dual(K, y, C, C / 3, eps)
+
+
+def _rho_interval(problem: BoxQP, z: np.ndarray, tol: float) -> tuple[float, float]:
+    """Range of valid offsets rho (LIBSVM's lb, ub; a point if a variable is free)."""
+    sG = problem.s * (problem.dense_Q() @ z + problem.p)
+    scale = max(float(problem.U.max()), 1.0)
+    at_low = z <= 1e-9 * scale
+    at_up = z >= problem.U - 1e-9 * scale
+    free = ~at_low & ~at_up
+    if np.any(free):
+        return float(sG[free].min()) - tol, float(sG[free].max()) + tol
+    pos = problem.s > 0
+    # rho <= s G on I_low-only variables, rho >= s G on I_up-only ones.
+    upper = sG[(at_low & pos) | (at_up & ~pos)]
+    lower = sG[(at_up & pos) | (at_low & ~pos)]
+    return (
+        float(lower.max(initial=-np.inf)) - tol,
+        float(upper.min(initial=np.inf)) + tol,
+    )
+
+
+@pytest.fixture(scope="module")
+def references() -> dict:
+    """cvxopt solutions of every (kernel, C, eps) problem, computed once."""
+    X, y = _data()
+    out = {}
+    for name, spec in KERNELS.items():
+        K = pairwise_kernel(X, **spec)
+        for C in CS:
+            for eps in EPSILONS:
+                problem = _problem(K, y, C, eps)
+                out[name, C, eps] = (problem, solve_box_qp(problem, solver="cvxopt"))
+    return out
+
+
+@pytest.mark.parametrize("solver", ["smo", "ipm", "auto"])
+@pytest.mark.parametrize("eps", EPSILONS, ids=["csvm", "eps0", "eps3"])
+@pytest.mark.parametrize("C", CS)
+@pytest.mark.parametrize("kernel", list(KERNELS))
+def test_solver_matches_cvxopt(references, kernel, C, eps, solver):
+    problem, ref = references[kernel, C, eps]
+    assert ref.converged
+    res = solve_box_qp(problem, solver=solver)
+    assert res.converged
+    # Objective within 1e-6 relative.
+    assert abs(res.objective - ref.objective) <= 1e-6 * abs(ref.objective)
+    assert res.objective == pytest.approx(problem.objective(res.z), rel=1e-9)
+    # Constraints: box and s'z = 0.
+    assert np.all(res.z >= 0.0) and np.all(res.z <= problem.U)
+    assert abs(problem.s @ res.z) <= 1e-10 * max(1.0, problem.U.max())
+    # Decision values: the kernel expansion, then the offset, which is unique
+    # only when a variable is free (else any rho in LIBSVM's [lb, ub] is optimal).
+    K = problem.K
+    f_ref = K @ problem.coef(ref.z)
+    f_res = K @ problem.coef(res.z)
+    scale = max(1.0, np.abs(f_ref).max())
+    np.testing.assert_allclose(f_res, f_ref, atol=1e-3 * scale)
+    lo, hi = _rho_interval(problem, ref.z, tol=10 * SMO_TOL * scale)
+    assert lo <= res.rho <= hi
+
+
+def test_smo_honours_tolerance():
+    X, y = _data(1)
+    problem = svmm_dual(pairwise_kernel(X, kernel="gaussian"), y, 10.0, 10 / 3, 3.0)
+    res = solve_smo(problem, tol=1e-8)
+    assert res.converged and res.info["violation"] <= 1e-8
+    ref = solve_box_qp(problem, solver="cvxopt")
+    assert res.objective == pytest.approx(ref.objective, rel=1e-9)
+
+
+def test_warm_start_same_solution_fewer_iterations():
+    X, y = _data(2, n=60)
+    K = pairwise_kernel(X, kernel="poly", degree=2)
+    near = solve_smo(svmm_dual(K, y, 12.0, 4.0, 3.0), tol=1e-8)
+    problem = svmm_dual(K, y, 10.0, 10 / 3, 3.0)
+    cold = solve_smo(problem, tol=1e-8)
+    warm = solve_smo(problem, tol=1e-8, z0=near.z)
+    assert warm.converged and cold.converged
+    assert warm.n_iter < cold.n_iter
+    assert warm.objective == pytest.approx(cold.objective, rel=1e-9)
+    np.testing.assert_allclose(
+        K @ problem.coef(warm.z), K @ problem.coef(cold.z), atol=1e-5
+    )
+    auto = solve_box_qp(problem, tol=1e-8, z0=near.z)
+    assert auto.n_iter == warm.n_iter
+
+
+def test_max_iter_reported_as_not_converged():
+    X, y = _data(3)
+    problem = csvm_dual(pairwise_kernel(X, kernel="linear"), y, 100.0)
+    for solver in ("smo", "auto"):
+        res = solve_box_qp(problem, solver=solver, max_iter=3)
+        assert not res.converged
+        assert res.n_iter == 3
+        assert res.info["violation"] > SMO_TOL
+
+
+def test_project_feasible():
+    X, y = _data(4)
+    problem = svmm_dual(pairwise_kernel(X), y, 1.0, 0.5, 3.0)
+    rng = np.random.default_rng(0)
+    z = project_feasible(problem, rng.uniform(-1.0, 2.0, problem.n_vars))
+    assert np.all(z >= 0.0) and np.all(z <= problem.U)
+    assert abs(problem.s @ z) <= 1e-12
+
+
+@pytest.mark.parametrize(
+    "z0, match",
+    [
+        (np.zeros(3), r"z0 must have shape \(80,\)"),
+        (np.full(80, np.nan), "NaN or infinity"),
+    ],
+    ids=["shape", "nan"],
+)
+def test_warm_start_errors(z0, match):
+    X, y = _data()
+    problem = svmm_dual(pairwise_kernel(X), y, 1.0, 0.5, 3.0)
+    with pytest.raises(ValueError, match=match):
+        solve_smo(problem, z0=z0)
+
+
+def test_unknown_solver():
+    X, y = _data()
+    with pytest.raises(ValueError, match="Unknown QP solver 'newton'"):
+        solve_box_qp(csvm_dual(pairwise_kernel(X), y, 1.0), solver="newton")
+
+
+def test_low_rank_factor():
+    X, _ = _data(n=50)
+    K = pairwise_kernel(X, kernel="poly", degree=2)  # rank 10 in 3 dimensions
+    V = low_rank_factor(K, 25)
+    assert V.shape == (50, 10)
+    np.testing.assert_allclose(V @ V.T, K, atol=1e-9 * np.abs(K).max())
+    assert low_rank_factor(pairwise_kernel(X, kernel="gaussian"), 5) is None
+
+
+@pytest.mark.parametrize("low_rank", [True, False], ids=["low_rank", "dense"])
+def test_ipm_paths_agree(low_rank):
+    X, y = _data(5, n=80)
+    problem = svmm_dual(pairwise_kernel(X, kernel="linear"), y, 1000.0, 1000 / 3, 0.0)
+    ref = solve_box_qp(problem, solver="cvxopt")
+    res = solve_ipm(problem, low_rank=low_rank)
+    assert res.info["rank"] == (3 if low_rank else None)
+    assert res.converged
+    assert res.objective == pytest.approx(ref.objective, rel=1e-6)
+
+
+def test_auto_hands_slow_problems_to_ipm():
+    # eps-SVM with a rank-3 kernel and C = 1000: ~10^5 SMO iterations.
+    X, y = _data(6, n=200)
+    problem = svmm_dual(pairwise_kernel(X, kernel="linear"), y, 1000.0, 1000 / 3, 0.0)
+    res = solve_box_qp(problem)
+    assert res.solver == "ipm" and res.converged
+    ref = solve_box_qp(problem, solver="cvxopt")
+    assert res.objective == pytest.approx(ref.objective, rel=1e-6)
+
+
+def test_variables_fixed_at_zero():
+    X, y = _data()
+    K = pairwise_kernel(X, kernel="gaussian")
+    problem = svmm_dual(K, y, 1.0, 1.0, 0.0)
+    problem.U[::7] = 0.0
+    ref = solve_box_qp(problem, solver="cvxopt")
+    for solver in ("smo", "ipm"):
+        res = solve_box_qp(problem, solver=solver)
+        assert np.all(res.z[::7] == 0.0)
+        assert res.objective == pytest.approx(ref.objective, rel=1e-6)
+
+
+def test_svmm_never_forms_the_2n_hessian(monkeypatch):
+    X, y = _data()
+    problem = svmm_dual(pairwise_kernel(X), y, 10.0, 10 / 3, 0.0)
+
+    def forbidden(self):
+        raise AssertionError("dense_Q called by a fast solver")
+
+    monkeypatch.setattr(BoxQP, "dense_Q", forbidden)
+    for solver in ("smo", "ipm", "auto"):
+        assert solve_box_qp(problem, solver=solver).converged

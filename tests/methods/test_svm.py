@@ -1,0 +1,257 @@
+"""The SVM estimators (methods/_svm.py, methods/_base.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.linalg import sqrtm
+from sklearn.datasets import load_breast_cancer, load_iris
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.multiclass import OneVsOneClassifier
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import SVC
+from sklearn.utils._param_validation import InvalidParameterError
+
+from methods._base import check_psd_kernel
+from methods._kernels import pairwise_kernel
+from methods._svm import SVM, SVMFDA, EpsSVM, SVMm, within_class_scatter
+from methods.exceptions import NonPSDKernelError
+
+ESTIMATORS = [SVM, SVMm, EpsSVM, SVMFDA]
+
+
+@pytest.fixture(scope="module")
+def wdbc() -> tuple[np.ndarray, np.ndarray]:
+    """120 standardized wdbc samples (both classes), labels as strings."""
+    X, y = load_breast_cancer(return_X_y=True)
+    rows = np.random.default_rng(0).choice(len(y), 120, replace=False)
+    X = StandardScaler().fit_transform(X[rows])
+    return X, np.array(["benign", "malignant"])[y[rows]]
+
+
+@pytest.mark.parametrize("C", [0.1, 1.0])
+@pytest.mark.parametrize("kernel", ["linear", "gaussian"])
+def test_svm_matches_libsvm(wdbc, kernel, C):
+    X, y = wdbc
+    K = pairwise_kernel(X, kernel=kernel, sigma=3.0)
+    ours = SVM(C=C, kernel="precomputed", tol=1e-6).fit(K, y)
+    ref = SVC(C=C, kernel="precomputed", tol=1e-6).fit(K, y)
+    np.testing.assert_array_equal(ours.classes_, ref.classes_)
+    # LIBSVM caches the kernel in float32: agreement to ~1e-5, not to 1e-9.
+    np.testing.assert_allclose(
+        ours.decision_function(K), ref.decision_function(K), atol=1e-4
+    )
+    np.testing.assert_allclose(
+        ours.dual_coef_[0, ref.support_], ref.dual_coef_[0], atol=1e-4
+    )
+    np.testing.assert_allclose(ours.intercept_, ref.intercept_, atol=1e-4)
+    # The objective is the dual (maximization) value: sum alpha - 1/2 g'Kg.
+    g = ours.dual_coef_[0]
+    alpha = np.abs(g)
+    assert ours.objective_[0] == pytest.approx(alpha.sum() - 0.5 * g @ K @ g)
+
+
+def test_svmm_with_huge_epsilon_is_svm(wdbc):
+    X, y = wdbc
+    svm = SVM(C=1.0, kernel="gaussian", sigma=3.0, tol=1e-7).fit(X, y)
+    svmm = SVMm(C=1.0, epsilon=1e6, kernel="gaussian", sigma=3.0, tol=1e-7).fit(X, y)
+    np.testing.assert_allclose(
+        svmm.decision_function(X), svm.decision_function(X), atol=1e-6
+    )
+    assert svmm.objective_ == pytest.approx(svm.objective_, rel=1e-9)
+
+
+def test_eps_svm_is_svmm_with_zero_epsilon(wdbc):
+    X, y = wdbc
+    eps_svm = EpsSVM(C=10.0, C2=2.0).fit(X, y)
+    svmm = SVMm(C=10.0, C2=2.0, epsilon=0.0).fit(X, y)
+    np.testing.assert_array_equal(eps_svm.dual_coef_, svmm.dual_coef_)
+    np.testing.assert_array_equal(
+        eps_svm.decision_function(X), svmm.decision_function(X)
+    )
+    # C2 defaults to C / 3 (mlsvm Sec. VII).
+    np.testing.assert_array_equal(
+        EpsSVM(C=3.0).fit(X, y).dual_coef_,
+        SVMm(C=3.0, C2=1.0, epsilon=0.0).fit(X, y).dual_coef_,
+    )
+
+
+def test_svm_fda_with_zero_lambda_is_linear_svm(wdbc):
+    X, y = wdbc
+    fda = SVMFDA(C=1.0, lam=0.0, tol=1e-7).fit(X, y)
+    svm = SVM(C=1.0, tol=1e-7).fit(X, y)
+    np.testing.assert_allclose(fda.decision_function(X), svm.decision_function(X))
+
+
+def test_svm_fda_is_svm_on_whitened_features(wdbc):
+    """mlsvm Eq. (18) is the SVM on x~ = (lam S_W + I)^{-1/2} x."""
+    X, y = wdbc
+    lam = 0.01
+    fda = SVMFDA(C=1.0, lam=lam, tol=1e-8).fit(X, y)
+    labels = np.where(y == fda.classes_[1], 1, -1)
+    A = np.real(
+        sqrtm(np.linalg.inv(lam * within_class_scatter(X, labels) + np.eye(30)))
+    )
+    svm = SVM(C=1.0, tol=1e-8).fit(X @ A, y)
+    np.testing.assert_allclose(
+        fda.decision_function(X), svm.decision_function(X @ A), atol=1e-5
+    )
+    # The primal weights: w' x = w~' x~ with w = A w~.
+    w_tilde = svm.dual_coef_[0] @ (X @ A)
+    np.testing.assert_allclose(fda.coef_[0], A @ w_tilde, atol=1e-5)
+
+
+@pytest.mark.parametrize("kernel", ["gaussian", "poly", "precomputed"])
+def test_svm_fda_rejects_kernels(wdbc, kernel):
+    X, y = wdbc
+    with pytest.raises(ValueError, match="SVM-FDA.*supported: 'linear'"):
+        SVMFDA(kernel=kernel).fit(X, y)
+
+
+@pytest.mark.parametrize("Est", ESTIMATORS, ids=lambda e: e.__name__)
+def test_max_iter_warns_and_reports(wdbc, Est):
+    X, y = wdbc
+    with pytest.warns(ConvergenceWarning, match="max_iter=2.*Increase max_iter"):
+        est = Est(C=100.0, max_iter=2).fit(X, y)
+    assert not est.converged_
+    assert est.fit_status_ == 1
+    assert np.all(est.n_iter_ == 2)
+
+
+def test_converged_attributes(wdbc):
+    X, y = wdbc
+    est = SVMm(C=10.0, kernel="poly", degree=3, normalize="cosine").fit(X, y)
+    assert est.converged_ and est.fit_status_ == 0
+    assert est.dual_coef_.shape == (1, len(y))
+    assert np.array_equal(est.support_, np.flatnonzero(est.dual_coef_[0]))
+    np.testing.assert_array_equal(est.X_fit_, X)
+    assert est.n_iter_.shape == (1,)
+    assert est.predict(X).dtype == y.dtype
+
+
+def _not_psd(X, Y):
+    return -(X @ Y.T)
+
+
+def test_non_psd_kernel_raises(wdbc):
+    X, y = wdbc
+    with pytest.raises(NonPSDKernelError, match="not positive semi-definite"):
+        SVMm(kernel=_not_psd).fit(X, y)
+    with pytest.raises(NonPSDKernelError, match="not positive semi-definite"):
+        SVM(kernel="precomputed").fit(_not_psd(X, X), y)
+    # The check is optional; SMO copes with an indefinite matrix.
+    SVM(kernel="precomputed", check_psd=False, solver="smo").fit(_not_psd(X, X), y)
+    assert issubclass(NonPSDKernelError, np.linalg.LinAlgError)
+
+
+def test_psd_check_tolerates_round_off():
+    rng = np.random.default_rng(0)
+    Z = rng.standard_normal((40, 3)).astype(np.float32)
+    check_psd_kernel(Z @ Z.T)  # rank 3, float32 round-off, float32 tolerance
+    Zd = Z.astype(np.float64)
+    check_psd_kernel(Zd @ Zd.T)  # float64 round-off, float64 tolerance
+
+
+def _linear(X, Y):
+    return X @ Y.T
+
+
+@pytest.mark.parametrize("Est", [SVM, SVMm, EpsSVM], ids=lambda e: e.__name__)
+def test_precomputed_callable_and_named_kernel_agree(wdbc, Est):
+    X, y = wdbc
+    X_train, X_test, y_train = X[:80], X[80:], y[:80]
+    named = Est(C=10.0, kernel="linear").fit(X_train, y_train)
+    func = Est(C=10.0, kernel=_linear).fit(X_train, y_train)
+    pre = Est(C=10.0, kernel="precomputed").fit(X_train @ X_train.T, y_train)
+    d = named.decision_function(X_test)
+    np.testing.assert_array_equal(func.decision_function(X_test), d)
+    np.testing.assert_allclose(
+        pre.decision_function(X_test @ X_train.T), d, rtol=1e-10, atol=1e-10
+    )
+    np.testing.assert_array_equal(
+        pre.predict(X_test @ X_train.T), named.predict(X_test)
+    )
+
+
+@pytest.mark.parametrize("solver", ["smo", "ipm", "cvxopt"])
+def test_solvers_give_the_same_model(wdbc, solver):
+    X, y = wdbc
+    ref = SVMm(C=10.0, kernel="gaussian", sigma=3.0, solver="auto").fit(X, y)
+    est = SVMm(C=10.0, kernel="gaussian", sigma=3.0, solver=solver).fit(X, y)
+    assert est.objective_ == pytest.approx(ref.objective_, rel=1e-6)
+    np.testing.assert_allclose(
+        est.decision_function(X), ref.decision_function(X), atol=2e-3
+    )
+
+
+@pytest.mark.parametrize("Est", ESTIMATORS, ids=lambda e: e.__name__)
+def test_one_vs_one_on_iris(Est):
+    X, y = load_iris(return_X_y=True)
+    est = Est(C=10.0).fit(X, y)
+    assert est.dual_coef_.shape == (3, 150)
+    assert est.decision_function(X).shape == (150, 3)
+    assert est.score(X, y) > 0.9
+    # Same votes as scikit-learn's one-vs-one around the two-class estimator.
+    ovo = OneVsOneClassifier(Est(C=10.0)).fit(X, y)
+    np.testing.assert_array_equal(est.predict(X), ovo.predict(X))
+
+
+def test_one_vs_one_with_precomputed_kernel():
+    X, y = load_iris(return_X_y=True)
+    K = pairwise_kernel(X, kernel="gaussian")
+    pre = SVMm(kernel="precomputed").fit(K, y)
+    named = SVMm(kernel="gaussian").fit(X, y)
+    np.testing.assert_allclose(
+        pre.decision_function(K), named.decision_function(X), atol=1e-10
+    )
+
+
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        ({"C": -1}, r"The 'C' parameter of SVMm must be a float in the range "),
+        ({"epsilon": -1.0}, "The 'epsilon' parameter of SVMm"),
+        ({"kernel": "rbf"}, "The 'kernel' parameter of SVMm"),
+        ({"normalize": "l2"}, "The 'normalize' parameter of SVMm"),
+        ({"solver": "newton"}, "The 'solver' parameter of SVMm"),
+    ],
+    ids=["C", "epsilon", "kernel", "normalize", "solver"],
+)
+def test_parameter_validation(wdbc, params, match):
+    X, y = wdbc
+    with pytest.raises(InvalidParameterError, match=match):
+        SVMm(**params).fit(X, y)
+
+
+@pytest.mark.parametrize(
+    "fit_args, match",
+    [
+        (
+            lambda X, y: (X @ X[:5].T, y),
+            r"Precomputed matrix must be a square matrix\. Input is a 120x5 matrix\.",
+        ),
+        (
+            lambda X, y: (X, np.full(len(y), "benign")),
+            "at least two classes; got 1 class .* stratified split",
+        ),
+    ],
+    ids=["non_square", "one_class"],
+)
+def test_fit_input_errors(wdbc, fit_args, match):
+    X, y = wdbc
+    kernel = "precomputed" if "square" in match else "linear"
+    with pytest.raises(ValueError, match=match):
+        SVM(kernel=kernel).fit(*fit_args(X, y))
+
+
+def test_precomputed_predict_shape_error(wdbc):
+    X, y = wdbc
+    est = SVM(kernel="precomputed").fit(X @ X.T, y)
+    with pytest.raises(ValueError, match=r"K\(X_test, X_train\) of shape"):
+        est.predict(X[:10] @ X[:50].T)
+
+
+def test_pairwise_tag_and_paper_names():
+    assert SVM(kernel="precomputed").__sklearn_tags__().input_tags.pairwise
+    assert not SVM(kernel="linear").__sklearn_tags__().input_tags.pairwise
+    assert [E.paper_name for E in ESTIMATORS] == ["SVM", "SVM_m", "ε-SVM", "SVM-FDA"]
