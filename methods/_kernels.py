@@ -206,7 +206,9 @@ BANKS = {"bank20": bank20}
 def bank_specs(name: str, normalize: str | None) -> list[KernelSpec]:
     """A named kernel bank (``"bank20"``) with the given normalization."""
     if name not in BANKS:
-        raise ValueError(f"Unknown kernel bank {name!r}; choose one of {sorted(BANKS)}.")
+        raise ValueError(
+            f"Unknown kernel bank {name!r}; choose one of {sorted(BANKS)}."
+        )
     return BANKS[name](normalize)
 
 

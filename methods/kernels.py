@@ -3,10 +3,10 @@
 from methods._kernels import (
     BANK20_DEGREES,
     BANK20_SIGMAS,
+    BANKS,
     KERNELS,
     NORMALIZATIONS,
     KernelSpec,
-    BANKS,
     bank20,
     bank_specs,
     cosine_normalize,

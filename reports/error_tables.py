@@ -385,7 +385,8 @@ def error_table_markdown(
         parts += ["", "## Cells outside 2 SE without a reviewed reason (†)", ""]
         for r in flagged.itertuples():
             parts.append(
-                f"- {r.published_dataset} / {r.kernel} / {t.names.get(r.method, r.method)}:"
+                f"- {r.published_dataset} / {r.kernel} / "
+                f"{t.names.get(r.method, r.method)}:"
                 f" {r.reproduced_pct:.2f} vs {r.published_pct:.2f} (SE {r.se_pct:.2f})"
             )
     return "\n".join(parts) + "\n"
@@ -419,7 +420,8 @@ def error_table_latex(t: ErrorTable, caption: str, label: str) -> str:
             latex_table(
                 header,
                 rows,
-                f"{caption} {KERNEL_TITLES.get(kernel, kernel)}: reproduced (published).",
+                f"{caption} {KERNEL_TITLES.get(kernel, kernel)}: "
+                "reproduced (published).",
                 f"{label}-{kernel}",
             )
         )

@@ -160,7 +160,9 @@ TABLE2_NOTES = [
 
 
 def table2(
-    results_root: str | Path, out_dir: Path | None = None, mcnemar_method: str = "chi2_cc"
+    results_root: str | Path,
+    out_dir: Path | None = None,
+    mcnemar_method: str = "chi2_cc",
 ) -> Path:
     """Write table2.{md,tex,csv}, the McNemar scores and the mean kernel weights."""
     from methods.kernels import bank20
@@ -179,8 +181,13 @@ def table2(
         if any(x is None for x in w):
             continue
         mean = np.mean(np.asarray(w), axis=0)
-        rows.append({"dataset": r["dataset"], "method": r["method"],
-                     **{lab: float(v) for lab, v in zip(labels, mean)}})
+        rows.append(
+            {
+                "dataset": r["dataset"],
+                "method": r["method"],
+                **{lab: float(v) for lab, v in zip(labels, mean)},
+            }
+        )
     weights = pd.DataFrame(rows)
     if len(weights):
         from reports.render import markdown_table
@@ -197,14 +204,21 @@ def table2(
                 ((lab, d[lab]) for lab in labels if d[lab] >= 0.01),
                 key=lambda kv: -kv[1],
             )
-            body.append([d["dataset"], t.names.get(d["method"], d["method"]),
-                         ", ".join(f"{lab} {v:.2f}" for lab, v in kept)])
+            body.append(
+                [
+                    d["dataset"],
+                    t.names.get(d["method"], d["method"]),
+                    ", ".join(f"{lab} {v:.2f}" for lab, v in kept),
+                ]
+            )
         md += markdown_table(["dataset", "method", "surviving kernels"], body) + "\n"
         write_csv(out_dir / "table2_weights.csv", weights.round(6))
     write_text(out_dir / "table2.md", md)
     write_text(
         out_dir / "table2.tex",
-        error_table_latex(t, "10-fold CV error (%) of the MKL methods,", "tab:mlsvm-t2"),
+        error_table_latex(
+            t, "10-fold CV error (%) of the MKL methods,", "tab:mlsvm-t2"
+        ),
     )
     write_csv(out_dir / "table2.csv", _rounded(t.cells))
     write_csv(out_dir / "table2_scores.csv", t.scores)

@@ -76,8 +76,15 @@ def table1_frame(exp: pd.DataFrame, paper: str = "wrbf") -> pd.DataFrame:
             "dual_rbf": g.dual_rbf.mean(),
             "dual_reduction": g.dual_rbf.mean() - g.dual_wrbf.mean(),
         }
-        for col in ("acc_wrbf_pct", "acc_rbf_pct", "total_test_instances",
-                    "acc_gain_pct", "dual_wrbf", "dual_rbf", "dual_reduction"):
+        for col in (
+            "acc_wrbf_pct",
+            "acc_rbf_pct",
+            "total_test_instances",
+            "acc_gain_pct",
+            "dual_wrbf",
+            "dual_rbf",
+            "dual_reduction",
+        ):
             row[f"published_{col}"] = float(p[col].iloc[0]) if len(p) else np.nan
         rows.append(row)
     order = list(pub.dataset)
@@ -135,9 +142,7 @@ PUBLISHED_Z = -5.05
 PUBLISHED_R = 0.646
 
 
-def table1(
-    results_root: str | Path, out_dir: Path | None = None, **_: object
-) -> Path:
+def table1(results_root: str | Path, out_dir: Path | None = None, **_: object) -> Path:
     """Write table1.{md,csv}, experiments.csv, claims.csv and fig2.{png,pdf}."""
     out_dir = out_dir or GENERATED_DIR / "wrbf"
     records = load_records(results_root, "wrbf_table1")
@@ -172,8 +177,10 @@ def table1(
             ]
         )
     n_conv = sum(
-        1 for r in records for f in r.get("folds", []) if not f["solver"].get(
-            "converged", True)
+        1
+        for r in records
+        for f in r.get("folds", [])
+        if not f["solver"].get("converged", True)
     )
     md = [
         "# wrbf Table 1: reproduced / published",
@@ -187,8 +194,16 @@ def table1(
         "(original, donor); breast_w keeps its 699 rows, missing values imputed).",
         "",
         markdown_table(
-            ["dataset", "acc WRBF %", "acc RBF %", "test instances", "gain %",
-             "dual WRBF", "dual RBF", "reduction"],
+            [
+                "dataset",
+                "acc WRBF %",
+                "acc RBF %",
+                "test instances",
+                "gain %",
+                "dual WRBF",
+                "dual RBF",
+                "reduction",
+            ],
             rows,
         ),
         "",

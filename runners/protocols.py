@@ -76,7 +76,9 @@ def outer_splits(
         else:
             # test size floor((1 - f) n): wrbf Table 1's totals (600 x 139 test
             # instances for breast_w's 699 rows, 600 x 67 for ecoli's 336) fix it.
-            n_test = int(np.floor(round((1.0 - float(protocol["train_fraction"])) * len(y), 9)))
+            n_test = int(
+                np.floor(round((1.0 - float(protocol["train_fraction"])) * len(y), 9))
+            )
             split_cls = (
                 StratifiedShuffleSplit if protocol["stratified"] else ShuffleSplit
             )
@@ -133,7 +135,7 @@ class FoldResult:
 
 
 def solver_diagnostics(estimator: Any) -> dict[str, Any]:
-    """Objective, iterations and convergence of a fitted estimator (when it has them)."""
+    """Objective, iterations and convergence of a fitted estimator (if it has them)."""
     out: dict[str, Any] = {}
     for attr, key in (
         ("objective_", "objective"),

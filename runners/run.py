@@ -106,7 +106,9 @@ def _load_data(cfg: DictConfig):
     return dataset_label(cfg.dataset), X, np.asarray(ds.y)
 
 
-def build_input(estimator: Any, X: np.ndarray, kcfg: Mapping[str, Any], check_psd: bool):
+def build_input(
+    estimator: Any, X: np.ndarray, kcfg: Mapping[str, Any], check_psd: bool
+):
     """What the estimator is fitted on: raw features or a precomputed kernel.
 
     - ``kernel: none``: raw features; the method builds its own kernel (WRBF).
@@ -136,7 +138,10 @@ def build_input(estimator: Any, X: np.ndarray, kcfg: Mapping[str, Any], check_ps
         grams = [K[:, :, k] for k in range(K.shape[2])]
     else:
         K = pairwise_kernel(
-            X, kernel=kcfg["kernel"], degree=kcfg["degree"], sigma=kcfg["sigma"],
+            X,
+            kernel=kcfg["kernel"],
+            degree=kcfg["degree"],
+            sigma=kcfg["sigma"],
             normalize=kcfg["normalize"],
         )
         grams = [K]
@@ -144,8 +149,11 @@ def build_input(estimator: Any, X: np.ndarray, kcfg: Mapping[str, Any], check_ps
         from methods._base import check_psd_kernel
 
         for k, G in enumerate(grams):
-            check_psd_kernel(G, what=f"kernel {kcfg['name']!r}" + (
-                f" (bank member {k})" if len(grams) > 1 else ""))
+            check_psd_kernel(
+                G,
+                what=f"kernel {kcfg['name']!r}"
+                + (f" (bank member {k})" if len(grams) > 1 else ""),
+            )
         if "check_psd" in params:
             estimator.set_params(check_psd=False)
     estimator.set_params(kernel="precomputed")

@@ -48,6 +48,7 @@ ESTIMATORS = [
     WRBFSVM(n_iter=0),
 ]
 
+
 def _expected_failures(estimator) -> dict[str, str]:
     if isinstance(estimator, WRBFSVM) and estimator.n_iter == 0:
         return {

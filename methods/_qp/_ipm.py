@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+from threadpoolctl import ThreadpoolController
 
 from methods._qp._problems import BoxQP
 from methods._qp._result import QPResult
@@ -64,6 +65,16 @@ RANK_RTOL = 1e-10
 # Variables within this fraction of U from a bound are snapped to it before the
 # SMO polish.
 _SNAP = 1e-9
+
+# The IPM stops without converging when its merit (the largest of the scaled gap
+# and residuals), once below _STALL_MERIT, has not improved for _STALL_STEPS steps
+# or has grown 100-fold; it then returns its best iterate.
+_STALL_MERIT = 1e-3
+_STALL_STEPS = 3
+
+# Cap on the SMO polish, in iterations per variable. An ill-conditioned K with
+# many free variables (SVM_m, eps = 0, raw polynomial kernels) needs ~60 m.
+_POLISH_ITER = 100
 
 
 @njit(cache=True)
@@ -231,7 +242,10 @@ def _newton(sys_, idx, s, R):
     for a in range(m):
         k = idx[a]
         for c in range(k_rhs):
-            # K u = q - d u: the reduced system itself gives the product.
+            # K u = q - d u: the reduced system itself gives the product. (This
+            # is also the accurate choice: forming K u explicitly makes the steps
+            # inconsistent with the rounding of the solve, and on ill-conditioned
+            # K the dual residual then grows from step to step.)
             X[a, c] = Dinv[a] * (R[a, c] - s[a] * (q[k, c] - d[k] * u[k, c]))
     return X
 
@@ -261,6 +275,11 @@ def _ipm_kernel(K, V, low_rank, idx, s, p, U, tol, max_iter, n_correctors):
     nu = np.maximum(-G, 0.0) + shift
 
     diag = np.empty(3)
+    best_merit = np.inf
+    best_it = 0
+    z_best = z.copy()
+    b_best = b
+    diag_best = np.empty(3)
     converged = False
     n_iter = 0
     L = np.zeros((0, 0))
@@ -293,6 +312,25 @@ def _ipm_kernel(K, V, low_rank, idx, s, p, U, tol, max_iter, n_correctors):
         diag[2] = abs(r_e) / Umax
         if diag[0] <= tol and diag[1] <= tol and diag[2] <= tol:
             converged = True
+            break
+        # Past the attainable accuracy (ill-conditioned K: the gap reaches
+        # rounding level before the dual residual meets ``tol``) the iterates
+        # degrade, at a rate that depends on rounding (e.g. the BLAS thread
+        # count). Keep the best iterate and stop once the merit has clearly
+        # turned: the SMO polish takes the best point the rest of the way.
+        merit = max(diag[0], diag[1], diag[2])
+        if merit < best_merit:
+            best_merit = merit
+            best_it = it
+            z_best[:] = z
+            b_best = b
+            diag_best[:] = diag
+        elif best_merit < _STALL_MERIT and (
+            merit > 100.0 * best_merit or it - best_it >= _STALL_STEPS
+        ):
+            z = z_best
+            b = b_best
+            diag[:] = diag_best
             break
         if it == max_iter:
             break
@@ -393,7 +431,83 @@ def _ipm_kernel(K, V, low_rank, idx, s, p, U, tol, max_iter, n_correctors):
         lam = lam + t * dlam
         nu = nu + t * dnu
         b += t * db
+    if not converged and best_merit < max(diag[0], diag[1], diag[2]):
+        z = z_best
+        b = b_best
+        diag[:] = diag_best
     return z, b, n_iter, converged, diag
+
+
+_BLAS = None
+
+
+def _blas_one_thread():
+    """Context limiting BLAS/LAPACK (used by the numba kernel) to one thread.
+
+    The kernel makes many small BLAS calls (n in the hundreds); multi-threaded
+    OpenBLAS gains nothing there, and on a loaded machine its spin-waiting
+    threads made a 17-step solve take ~5 s instead of 20 ms. The controller is
+    built once (``threadpool_limits`` rescans the loaded libraries, ~1 ms).
+    """
+    global _BLAS
+    if _BLAS is None:
+        import scipy.linalg.cython_lapack  # noqa: F401  (numba's LAPACK)
+
+        _BLAS = ThreadpoolController()
+    return _BLAS.limit(limits=1, user_api="blas")
+
+
+def _canonical_pairs(problem: BoxQP, z: np.ndarray) -> np.ndarray:
+    """Shift pairs of variables on one sample with opposite signs down together.
+
+    For ``idx_a = idx_b`` and ``s_a = -s_b``, moving along ``e_a + e_b`` leaves
+    ``Qz`` and ``s'z`` unchanged and changes the objective by ``p_a + p_b`` per
+    unit; when that is >= 0, subtracting ``min(z_a, z_b)`` from both is feasible
+    and no worse. (The SVM_m dual with eps = 0 and the eps-SVM dual: an
+    interior-point method converges to the analytic centre of the optimal face,
+    with both variables of a pair free, a start on which SMO is slow.)
+    """
+    idx = np.asarray(problem.idx)
+    order = np.argsort(idx, kind="stable")
+    a, b = order[:-1], order[1:]
+    pair = (
+        (idx[a] == idx[b])
+        & (problem.s[a] == -problem.s[b])
+        & (problem.p[a] + problem.p[b] >= 0.0)
+    )
+    a, b = a[pair], b[pair]
+    # Each variable in at most one pair (samples with more than two variables).
+    keep = np.ones(a.shape[0], dtype=bool)
+    keep[1:] = a[1:] != b[:-1]
+    a, b = a[keep], b[keep]
+    z = z.copy()
+    shift = np.minimum(z[a], z[b])
+    z[a] -= shift
+    z[b] -= shift
+    return z
+
+
+def polish_smo(
+    problem: BoxQP, z: np.ndarray, *, tol: float | None = None
+) -> QPResult:
+    """SMO from an approximate solution ``z`` (IPM or cvxopt), capped at 100 m.
+
+    ``z`` is moved to the canonical point of its pair directions (see
+    :func:`_canonical_pairs`), variables within ``1e-9 U`` of a bound are snapped
+    to it, and the point is made feasible before SMO runs to ``tol``.
+    """
+    U = np.asarray(problem.U, dtype=np.float64)
+    z_snap = _canonical_pairs(problem, np.clip(z, 0.0, U))
+    z_snap[z_snap <= _SNAP * U] = 0.0
+    top = z_snap >= (1.0 - _SNAP) * U
+    z_snap[top] = U[top]
+    z_snap = project_feasible(problem, z_snap)
+    return solve_smo(
+        problem,
+        tol=SMO_TOL if tol is None else tol,
+        z0=z_snap,
+        max_iter=_POLISH_ITER * problem.n_vars,
+    )
 
 
 def solve_ipm(
@@ -466,18 +580,19 @@ def solve_ipm(
         V = low_rank_factor(K_sub, K_sub.shape[0] // 4)
     else:
         V = None
-    z_live, b, n_iter, converged, diag = _ipm_kernel(
-        K_sub,
-        np.zeros((K_sub.shape[0], 0)) if V is None else V,
-        V is not None,
-        remap[idx[live]],
-        s[live],
-        p[live],
-        U[live],
-        float(tol),
-        int(max_iter),
-        int(n_correctors),
-    )
+    with _blas_one_thread():
+        z_live, b, n_iter, converged, diag = _ipm_kernel(
+            K_sub,
+            np.zeros((K_sub.shape[0], 0)) if V is None else V,
+            V is not None,
+            remap[idx[live]],
+            s[live],
+            p[live],
+            U[live],
+            float(tol),
+            int(max_iter),
+            int(n_correctors),
+        )
     z = np.zeros(m)
     z[live] = np.clip(z_live, 0.0, U[live])
     result = QPResult(
@@ -496,17 +611,7 @@ def solve_ipm(
     )
     if not polish:
         return result
-    z_snap = z.copy()
-    z_snap[z_snap <= _SNAP * U] = 0.0
-    top = z_snap >= (1.0 - _SNAP) * U
-    z_snap[top] = U[top]
-    z_snap = project_feasible(problem, z_snap)
-    polished = solve_smo(
-        problem,
-        tol=SMO_TOL if polish_tol is None else polish_tol,
-        z0=z_snap,
-        max_iter=10 * m,
-    )
+    polished = polish_smo(problem, z, tol=polish_tol)
     # A polish that does not finish quickly (IPM stopped early) is dropped: the
     # IPM point is returned with the IPM's own convergence flag.
     if polished.converged:

@@ -28,8 +28,12 @@ def _one(results: str, dataset: str, method: str) -> dict:
 
     os.environ["KML_RESULTS"] = results
     cfg = compose_config(
-        ["experiment=mlsvm_table1", f"dataset={dataset}", f"method={method}",
-         "kernel=linear"]
+        [
+            "experiment=mlsvm_table1",
+            f"dataset={dataset}",
+            f"method={method}",
+            "kernel=linear",
+        ]
     )
     return run_job(cfg)
 

@@ -22,7 +22,7 @@ def test_outer_splits_partition_and_repeat_deterministically():
     a = outer_splits(y, PROTO, "toy", 0)
     b = outer_splits(y, PROTO, "toy", 0)
     assert len(a) == 10
-    for (r1, j1, tr1, te1), (r2, j2, tr2, te2) in zip(a, b):
+    for (r1, j1, _, te1), (r2, j2, _, te2) in zip(a, b):
         assert (r1, j1) == (r2, j2)
         np.testing.assert_array_equal(te1, te2)
     for rep in (0, 1):

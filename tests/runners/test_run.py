@@ -1,4 +1,4 @@
-"""End to end: config -> data -> protocol -> method -> record, with the bad-input paths."""
+"""End to end: config -> data -> protocol -> method -> record; bad-input paths."""
 
 import numpy as np
 import pytest
@@ -84,7 +84,9 @@ def test_errors_are_recorded_and_rerun(results):
     from pathlib import Path
 
     path = next(Path(results).rglob("svm*.json"))
-    path.write_text(path.read_text().replace('"status": "error"', '"status": "error", "seen": 1'))
+    path.write_text(
+        path.read_text().replace('"status": "error"', '"status": "error", "seen": 1')
+    )
     again = _run("dataset=sonar", "method=svm", "kernel=linear", "method.solver=fast")
     assert again["status"] == "error" and "seen" not in again
 
