@@ -106,6 +106,19 @@ def _load_data(cfg: DictConfig):
     return dataset_label(cfg.dataset), X, np.asarray(ds.y)
 
 
+def feature_space_kernels(cls: type) -> tuple[str, ...] | None:
+    """The kernels of a method that cannot take a precomputed Gram matrix, else None.
+
+    SVM-FDA whitens the original features (mlsvm eq. 18) and so declares
+    ``supported_kernels = ("linear",)`` without "precomputed"; every other kernel
+    method gets the runner's Gram matrix.
+    """
+    supported = getattr(cls, "supported_kernels", None)
+    if supported is None or "precomputed" in supported:
+        return None
+    return tuple(supported)
+
+
 def build_input(
     estimator: Any, X: np.ndarray, kcfg: Mapping[str, Any], check_psd: bool
 ):
@@ -120,7 +133,7 @@ def build_input(
     from methods.kernels import bank_specs, kernel_stack, pairwise_kernel
 
     cls = type(estimator)
-    supported = getattr(cls, "supported_kernels", None)
+    supported = feature_space_kernels(cls)
     params = estimator.get_params()
     if kcfg["kernel"] == "none":
         return estimator, X
@@ -242,7 +255,7 @@ def run_job(cfg: DictConfig) -> dict[str, Any]:
 def _run(cfg: DictConfig, kc: Mapping[str, Any]) -> dict[str, Any]:
     cls = get_class(cfg.method._target_)
     estimator = instantiate(cfg.method)
-    supported = getattr(cls, "supported_kernels", None)
+    supported = feature_space_kernels(cls)
     if supported is not None and cfg.kernel.kernel not in supported:
         build_input(estimator, np.zeros((1, 1)), kc["kernel"], False)  # raises SkipRun
     name, X, y = _load_data(cfg)

@@ -487,9 +487,7 @@ def _canonical_pairs(problem: BoxQP, z: np.ndarray) -> np.ndarray:
     return z
 
 
-def polish_smo(
-    problem: BoxQP, z: np.ndarray, *, tol: float | None = None
-) -> QPResult:
+def polish_smo(problem: BoxQP, z: np.ndarray, *, tol: float | None = None) -> QPResult:
     """SMO from an approximate solution ``z`` (IPM or cvxopt), capped at 100 m.
 
     ``z`` is moved to the canonical point of its pair directions (see

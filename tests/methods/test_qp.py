@@ -217,3 +217,49 @@ def test_svmm_never_forms_the_2n_hessian(monkeypatch):
     monkeypatch.setattr(BoxQP, "dense_Q", forbidden)
     for solver in ("smo", "ipm", "auto"):
         assert solve_box_qp(problem, solver=solver).converged
+
+
+@pytest.fixture(scope="module")
+def wdbc_poly2():
+    """Standardized wdbc, degree-2 polynomial kernels, a fixed 460-row subset."""
+    from sklearn.datasets import load_breast_cancer
+
+    X, y = load_breast_cancer(return_X_y=True)
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    rows = np.sort(np.random.default_rng(0).permutation(X.shape[0])[:460])
+    X, y = X[rows], np.where(y[rows] == 1, 1.0, -1.0)
+    return {
+        norm: pairwise_kernel(X, X, kernel="poly", degree=2, normalize=norm)
+        for norm in (None, "cosine")
+    }, y
+
+
+@pytest.mark.parametrize("normalize", [None, "cosine"])
+@pytest.mark.parametrize("threads", [1, None])
+def test_auto_ill_conditioned_svmm(wdbc_poly2, normalize, threads):
+    # Regression: on this SVM_m dual (eps = 0, C = 10, K with condition number
+    # ~1e10) the IPM ran past its attainable accuracy, its dual residual grew to
+    # O(1) at a rate set by rounding (so by the BLAS thread count), the polish
+    # failed and "auto" fell back to 10^7 SMO iterations (~20 s, not converged).
+    import time
+
+    from threadpoolctl import threadpool_limits
+
+    from methods._qp import solve_cvxopt
+
+    kernels, y = wdbc_poly2
+    problem = svmm_dual(kernels[normalize], y, 10.0, 10.0 / 3, 0.0)
+    ref = solve_cvxopt(problem)
+    with threadpool_limits(threads):
+        solve_box_qp(problem, solver="auto")  # compile
+        start = time.perf_counter()
+        res = solve_box_qp(problem, solver="auto")
+        elapsed = time.perf_counter() - start
+    assert res.converged
+    assert res.info["violation"] <= SMO_TOL
+    rel = abs(res.objective - ref.objective) / abs(ref.objective)
+    assert rel <= 1e-6
+    # Cosine-normalized: IPM + polish, ~50 ms. Raw kernel (condition number
+    # ~1e10): the IPM stalls at a 2e-7 merit and the polish from there exceeds
+    # its cap, so the cvxopt fallback + polish runs (~0.5 s on an idle core).
+    assert elapsed < (0.5 if normalize == "cosine" else 2.0)

@@ -104,3 +104,35 @@ def test_unknown_names_list_valid_options(override, valid):
 def test_protocol_typo_fails_at_compose_time():
     with pytest.raises(ConfigCompositionException):
         compose_config(["protocol.outer_fold=3"])
+
+
+@pytest.mark.parametrize(
+    "method,expect",
+    [
+        ("svm", "gram"),
+        ("svmm", "gram"),
+        ("eps_svm", "gram"),
+        ("fda", "gram"),
+        ("svm_fda", "features"),
+    ],
+)
+def test_kernel_methods_get_the_normalized_gram_matrix(method, expect):
+    from hydra.utils import instantiate
+
+    from runners.run import _load_data, build_input, key_config
+
+    cfg = compose_config(
+        [
+            "experiment=mlsvm_table1",
+            "dataset=sonar",
+            f"method={method}",
+            "kernel=poly2" if expect == "gram" else "kernel=linear",
+        ]
+    )
+    _, X, _ = _load_data(cfg)
+    est, Xin = build_input(instantiate(cfg.method), X, key_config(cfg)["kernel"], True)
+    if expect == "gram":
+        assert est.kernel == "precomputed" and Xin.shape == (208, 208)
+        np.testing.assert_allclose(np.diag(Xin), 1.0)  # cosine-normalized
+    else:
+        assert est.kernel == "linear" and Xin.shape == (208, 60)
