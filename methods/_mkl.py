@@ -207,12 +207,17 @@ def _line_search(
     best = end if end.J < start.J else start
     if d_hi <= 0.0:  # inexact inner solves only: phi still decreasing at t_max
         return best
+    if d0 >= 0.0:  # inexact inner solves only: D is not a descent direction
+        return best
     kept = None
     for _ in range(_LINE_SEARCH_MAX_EVALS):
         width = hi - lo
         if width <= 1e-12 * t_max:
             break
-        t = (lo * d_hi - hi * d_lo) / (d_hi - d_lo)
+        # secant root of phi'; bisection when the two slopes coincide
+        t = (
+            (lo * d_hi - hi * d_lo) / (d_hi - d_lo) if d_hi != d_lo else lo + width / 2
+        )
         t = min(max(t, lo + _SAFEGUARD * width), hi - _SAFEGUARD * width)
         pt = evaluate(_clean_weights(start.mu + t * D), best.result.z)
         d = -float(D @ pt.forms)

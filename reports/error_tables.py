@@ -34,7 +34,8 @@ def known_divergences(paper: str, artifact: str) -> pd.DataFrame:
     """Reviewed cells whose gap to the paper has an investigated reason."""
     if not KNOWN_DIVERGENCES.exists():
         return pd.DataFrame(
-            columns=["paper", "artifact", "dataset", "kernel", "method", "reason"]
+            columns=["paper", "artifact", "dataset", "kernel", "method", "status",
+                     "reason"]
         )
     df = pd.read_csv(KNOWN_DIVERGENCES, dtype=str).fillna("")
     return df[(df.paper == paper) & (df.artifact == artifact)]
@@ -98,7 +99,8 @@ def build_error_table(
     by_cell = {(r["dataset"], r["method"], r["kernel"]): r for r in records}
     known = known_divergences(paper, artifact)
     known_reason = {
-        (r.dataset, r.kernel, r.method): r.reason for r in known.itertuples()
+        (r.dataset, r.kernel, r.method): f"[{getattr(r, 'status', 'open')}] {r.reason}"
+        for r in known.itertuples()
     }
     names = {}
     for r in records:
@@ -281,7 +283,8 @@ def error_table_markdown(
     parts += [
         "Each cell: **reproduced** / published / delta (error %, pooled over the outer "
         "folds). Bold: lowest reproduced error of the row. † |delta| > 2 binomial SE "
-        "of the published proportion; ‡ a reviewed divergence (reasons below); "
+        "of the published proportion; ‡ a listed divergence (reasons below: "
+        "[explained] checked, [open] cause not found yet); "
         "⚠ a solver hit its iteration limit.",
         "",
     ]
