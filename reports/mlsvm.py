@@ -198,8 +198,7 @@ def table2(
             "simplex descent.\n\n"
         )
         body = []
-        for w in weights.itertuples(index=False):
-            d = w._asdict()
+        for d in weights.to_dict("records"):
             kept = sorted(
                 ((lab, d[lab]) for lab in labels if d[lab] >= 0.01),
                 key=lambda kv: -kv[1],
