@@ -111,11 +111,14 @@ def fig2(records, out_dir: Path, dataset_order, method_order, names) -> None:
                 .reindex(datasets)
                 .mean_fit_seconds
             )
+            # one colour per method across panels (SVM-FDA only has the linear one)
+            color = f"C{method_order.index(m)}"
             ax.bar(
                 x + i * width - 0.4 + width / 2,
                 vals * 1e3,
                 width,
                 label=names.get(m, m),
+                color=color,
             )
         ax.set_yscale("log")
         ax.set_xticks(x)
