@@ -58,18 +58,21 @@ def table1(
         notes,
         exclude_from_summary=("fda",),
     )
-    write_text(out_dir / "table1.md", md)
-    write_text(
-        out_dir / "table1.tex",
-        error_table_latex(
-            t, "10-fold CV error (%) of the mlsvm Table I methods,", "tab:mlsvm-t1"
-        ),
+    _write_error_table(
+        t, out_dir, "table1", md, "10-fold CV error (%) of the mlsvm Table I methods,"
     )
-    write_csv(out_dir / "table1.csv", _rounded(t.cells))
-    write_csv(out_dir / "table1_scores.csv", t.scores)
     write_csv(out_dir / "table1_lowest.csv", t.wins)
     fig2(records, out_dir, t.datasets, t.methods, t.names)
     return out_dir / "table1.md"
+
+
+def _write_error_table(t, out_dir: Path, stem: str, md: str, caption: str) -> None:
+    """``<stem>.md``, ``.tex``, ``.csv`` (long cells) and ``<stem>_scores.csv``."""
+    write_text(out_dir / f"{stem}.md", md)
+    label = f"tab:mlsvm-{stem}"
+    write_text(out_dir / f"{stem}.tex", error_table_latex(t, caption, label))
+    write_csv(out_dir / f"{stem}.csv", _rounded(t.cells))
+    write_csv(out_dir / f"{stem}_scores.csv", t.scores)
 
 
 def _rounded(cells: pd.DataFrame) -> pd.DataFrame:
@@ -215,13 +218,7 @@ def table2(
             )
         md += markdown_table(["dataset", "method", "surviving kernels"], body) + "\n"
         write_csv(out_dir / "table2_weights.csv", weights.round(6))
-    write_text(out_dir / "table2.md", md)
-    write_text(
-        out_dir / "table2.tex",
-        error_table_latex(
-            t, "10-fold CV error (%) of the MKL methods,", "tab:mlsvm-t2"
-        ),
+    _write_error_table(
+        t, out_dir, "table2", md, "10-fold CV error (%) of the MKL methods,"
     )
-    write_csv(out_dir / "table2.csv", _rounded(t.cells))
-    write_csv(out_dir / "table2_scores.csv", t.scores)
     return out_dir / "table2.md"
