@@ -42,6 +42,26 @@ def _mcnemar_note(method: str, alpha: float) -> str:
     )
 
 
+def _error_table(
+    results_root: str | Path,
+    artifact: str,
+    title: str,
+    notes: list[str],
+    mcnemar_method: str,
+    exclude_from_summary: tuple[str, ...] = (),
+):
+    """Records of ``mlsvm_<artifact>``, the joined table and its Markdown."""
+    records = load_records(results_root, f"mlsvm_{artifact}")
+    t = build_error_table(records, "mlsvm", artifact, mcnemar_method=mcnemar_method)
+    md = error_table_markdown(
+        t,
+        f"mlsvm {title}: reproduced vs published",
+        [*notes, _mcnemar_note(mcnemar_method, t.alpha)],
+        exclude_from_summary=exclude_from_summary,
+    )
+    return records, t, md
+
+
 def table1(
     results_root: str | Path,
     out_dir: Path | None = None,
@@ -49,14 +69,8 @@ def table1(
 ) -> Path:
     """Write table1.{md,tex,csv} and table1_scores.csv; return the Markdown path."""
     out_dir = out_dir or GENERATED_DIR / "mlsvm"
-    records = load_records(results_root, "mlsvm_table1")
-    t = build_error_table(records, "mlsvm", "table1", mcnemar_method=mcnemar_method)
-    notes = [*TABLE1_NOTES, _mcnemar_note(mcnemar_method, t.alpha)]
-    md = error_table_markdown(
-        t,
-        "mlsvm Table I: reproduced vs published",
-        notes,
-        exclude_from_summary=("fda",),
+    records, t, md = _error_table(
+        results_root, "table1", "Table I", TABLE1_NOTES, mcnemar_method, ("fda",)
     )
     _write_error_table(
         t, out_dir, "table1", md, "10-fold CV error (%) of the mlsvm Table I methods,"
@@ -174,10 +188,9 @@ def table2(
     from methods.kernels import bank20
 
     out_dir = out_dir or GENERATED_DIR / "mlsvm"
-    records = load_records(results_root, "mlsvm_table2")
-    t = build_error_table(records, "mlsvm", "table2", mcnemar_method=mcnemar_method)
-    notes = [*TABLE2_NOTES, _mcnemar_note(mcnemar_method, t.alpha)]
-    md = error_table_markdown(t, "mlsvm Table II: reproduced vs published", notes)
+    records, t, md = _error_table(
+        results_root, "table2", "Table II", TABLE2_NOTES, mcnemar_method
+    )
     labels = [s.label for s in bank20()]
     rows = []
     for r in records:
