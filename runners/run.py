@@ -341,7 +341,9 @@ def compose_config(overrides: Sequence[str] = ()) -> DictConfig:
     return cfg
 
 
-@hydra.main(version_base="1.3", config_path="../conf", config_name="config")
+# An absolute path: the console script kml-run imports this module through the
+# editable-install finder, where Hydra cannot resolve a path relative to this file.
+@hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="config")
 def main(cfg: DictConfig) -> None:
     """Console entry point ``kml-run``."""
     hc = HydraConfig.get()

@@ -136,3 +136,24 @@ def test_kernel_methods_get_the_normalized_gram_matrix(method, expect):
         np.testing.assert_allclose(np.diag(Xin), 1.0)  # cosine-normalized
     else:
         assert est.kernel == "linear" and Xin.shape == (208, 60)
+
+
+def test_console_script_finds_its_configs_from_any_directory(tmp_path):
+    """``kml-run`` is imported through the editable-install finder, not from the repo."""
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    exe = shutil.which("kml-run", path=str(Path(sys.executable).parent))
+    if exe is None:
+        pytest.skip("kml-run is not installed in this environment")
+    out = subprocess.run(
+        [exe, "dataset=sonar", "method=svm", "kernel=linear", "--cfg", "job"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "experiment: adhoc" in out.stdout
