@@ -21,11 +21,14 @@ TABLE1_NOTES = [
     "",
     "Protocol (conf/experiment/mlsvm_table1.yaml): data standardized on the whole "
     "dataset; kernels cosine-normalized; outer stratified 10-fold CV with the same "
-    "seeded folds for every method; inner stratified 10-fold CV over C in "
+    "seeded folds for every method; inner stratified 10-fold CV (the same inner folds "
+    "for every method) over C in "
     "{0.1, 1, 10, 100, 1000} (SVM-FDA: C x lambda over the same set); SVM_m eps = 3, "
     "C2 = C1/3; ε-SVM eps = 0, C2 = C1/3. Grid ties go to the first grid point "
-    "(smallest C). SVM-FDA runs on the standardized features, not on the normalized "
-    "kernel (the paper: it has no kernelized form). FDA: see methods.FDA for its "
+    "(smallest C). SVM-FDA, which has no kernelized form, whitens the feature space "
+    "of the normalized linear kernel (rows scaled to unit norm), the space the other "
+    "linear-block methods see; method.normalize=null whitens the standardized "
+    "features instead (numbers in the divergence notes). FDA: see methods.FDA for its "
     "regularization (stprtool's FDA has none).",
     "McNemar scores are over the datasets reproduced here (the published totals also "
     "count ovarian, which has no public copy).",

@@ -1,7 +1,9 @@
 """Evaluation protocols: outer splits, inner model selection, refit, predict.
 
 The outer splits depend on the dataset, the protocol and the seed only (never on the
-method), so every method of a table is evaluated on the same folds. Inner selection uses
+method), so every method of a table is evaluated on the same folds; the runner seeds
+the inner splits the same way, so every method also selects its parameters on the
+same inner folds. Inner selection uses
 scikit-learn's ``GridSearchCV`` on the outer training part; with a precomputed kernel
 its ``_safe_split`` slices rows and columns of the Gram matrix.
 """

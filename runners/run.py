@@ -18,7 +18,6 @@ from typing import Any
 
 import hydra
 import numpy as np
-from hydra.core.hydra_config import HydraConfig
 from hydra.utils import get_class, instantiate
 from omegaconf import DictConfig, OmegaConf, open_dict
 from threadpoolctl import threadpool_limits
@@ -175,18 +174,18 @@ def build_input(
 
 def _progress_line(
     cfg: DictConfig,
-    store: ResultStore,
     label: str,
     status: str,
     seconds: float,
     extra: str = "",
 ) -> None:
-    done = sum(1 for _ in store.root.glob(f"{cfg.experiment}/*/*.json"))
-    total = cfg.get("sweep_size") or "?"
+    from runners.callbacks import record_progress, total_jobs
+
+    done = record_progress(f"{status} {dataset_label(cfg.dataset)} {label}")
+    counter = "" if done is None else f"[{done}/{total_jobs() or '?'}] "
     log.info(
-        "[%s/%s] %-6s %-18s %-26s %6.1fs %s",
-        done,
-        total,
+        "%s%-6s %-18s %-26s %6.1fs %s",
+        counter,
         status,
         dataset_label(cfg.dataset),
         label,
@@ -206,7 +205,7 @@ def run_job(cfg: DictConfig) -> dict[str, Any]:
     if not cfg.force:
         record = store.finished(path)
         if record is not None:
-            _progress_line(cfg, store, label, "cached", 0.0)
+            _progress_line(cfg, label, "cached", 0.0)
             return record
     t_start = time.perf_counter()
     record: dict[str, Any] = {
@@ -246,7 +245,7 @@ def run_job(cfg: DictConfig) -> dict[str, Any]:
         extra = f"error {record['error_pct']:.2f}%" + (
             "" if record["converged"] else "  NOT CONVERGED"
         )
-    _progress_line(cfg, store, label, record["status"], record["wall_seconds"], extra)
+    _progress_line(cfg, label, record["status"], record["wall_seconds"], extra)
     if record["status"] == "error" and cfg.get("raise_errors", False):
         raise RuntimeError(record["reason"])
     return store.load(path)  # as stored: JSON types, the same as a cached record
@@ -269,7 +268,11 @@ def _run(cfg: DictConfig, kc: Mapping[str, Any]) -> dict[str, Any]:
         splits,
         kc["grid"],
         protocol,
-        (name, cfg.method_id, cfg.kernel.name, int(cfg.seed)),
+        # Inner folds, like outer ones, depend on the data and the seed only: every
+        # method and kernel selects its parameters on the same inner splits
+        # (mlsvm Sec. VII: "Folds are the same for all algorithms"), so paired
+        # comparisons differ by the method alone.
+        (name, int(cfg.seed)),
     )
     n = len(y)
     index = np.concatenate([f.test_idx for f in folds])
@@ -346,22 +349,9 @@ def compose_config(overrides: Sequence[str] = ()) -> DictConfig:
 @hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="config")
 def main(cfg: DictConfig) -> None:
     """Console entry point ``kml-run``."""
-    hc = HydraConfig.get()
-    if cfg.get("sweep_size") is None and hc.mode.name == "MULTIRUN":
-        OmegaConf.set_struct(cfg, False)
-        cfg.sweep_size = _sweep_size(hc.sweeper.params)
     record = run_job(cfg)
     if record["status"] == "error":
         log.error("%s failed: %s", record["label"], record["reason"])
-
-
-def _sweep_size(params: Mapping[str, str] | None) -> int | None:
-    if not params:
-        return None
-    size = 1
-    for value in params.values():
-        size *= len(str(value).split(","))
-    return size
 
 
 if __name__ == "__main__":

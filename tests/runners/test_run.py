@@ -56,6 +56,16 @@ def test_every_method_sees_the_same_outer_folds(results):
     np.testing.assert_array_equal(fa, fb)
 
 
+def test_every_method_selects_on_the_same_inner_folds(results):
+    # SVM_m with a band too wide to bind solves the SVM's problem: with shared inner
+    # folds, the inner CV errors and the predictions must coincide.
+    a = _run("dataset=sonar", "method=svm", "kernel=poly2")
+    b = _run("dataset=sonar", "method=svmm", "kernel=poly2", "method.epsilon=1e6")
+    for fa, fb in zip(a["folds"], b["folds"]):
+        assert fa["inner_mean_test_error"] == pytest.approx(fb["inner_mean_test_error"])
+    assert a["predictions"]["y_pred"] == b["predictions"]["y_pred"]
+
+
 def test_feature_space_method_is_skipped_for_nonlinear_kernels(results):
     rec = _run("dataset=sonar", "method=svm_fda", "kernel=gauss1")
     assert rec["status"] == "skip"
@@ -136,10 +146,11 @@ def test_kernel_methods_get_the_normalized_gram_matrix(method, expect):
         np.testing.assert_allclose(np.diag(Xin), 1.0)  # cosine-normalized
     else:
         assert est.kernel == "linear" and Xin.shape == (208, 60)
+        assert est.normalize == "cosine"  # the space of the normalized linear kernel
 
 
 def test_console_script_finds_its_configs_from_any_directory(tmp_path):
-    """``kml-run`` is imported through the editable-install finder, not from the repo."""
+    """``kml-run`` imports runners.run through the editable-install finder."""
     import shutil
     import subprocess
     import sys
