@@ -9,6 +9,7 @@ import sys
 
 REPORTS = {
     "mlsvm_table1": "reports.mlsvm:table1",
+    "mlsvm_table1_checks": "reports.mlsvm_checks:table1_checks",
     "mlsvm_table2": "reports.mlsvm:table2",
     "wrbf_table1": "reports.wrbf:table1",
 }

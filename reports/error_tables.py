@@ -30,6 +30,9 @@ KERNEL_TITLES = {
 }
 
 
+DIVERGENCE_STATUSES = ("explained", "unattainable", "open")
+
+
 def known_divergences(paper: str, artifact: str) -> pd.DataFrame:
     """Reviewed cells whose gap to the paper has an investigated reason."""
     if not KNOWN_DIVERGENCES.exists():
@@ -38,6 +41,12 @@ def known_divergences(paper: str, artifact: str) -> pd.DataFrame:
                      "reason"]
         )
     df = pd.read_csv(KNOWN_DIVERGENCES, dtype=str).fillna("")
+    bad = sorted(set(df.status) - set(DIVERGENCE_STATUSES))
+    if bad:
+        raise ValueError(
+            f"{KNOWN_DIVERGENCES.name}: unknown status {bad}; use one of "
+            f"{list(DIVERGENCE_STATUSES)}"
+        )
     return df[(df.paper == paper) & (df.artifact == artifact)]
 
 
@@ -87,8 +96,14 @@ def build_error_table(
     *,
     mcnemar_method: str = "chi2_cc",
     alpha: float = 0.05,
+    seed: int = 0,
 ) -> ErrorTable:
-    """Join records with the published CSV; compute flags, McNemar scores, wins."""
+    """Join records with the published CSV; compute flags, McNemar scores, wins.
+
+    Only the records of ``seed`` (the paper's single run) fill the table; records of
+    other seeds (fold-variance studies) are left out.
+    """
+    records = [r for r in records if int(r.get("seed", 0)) == seed]
     pub = load_published(paper)
     pub = pub[pub.artifact == artifact]
     kernels = list(dict.fromkeys(pub.kernel))
@@ -284,7 +299,9 @@ def error_table_markdown(
         "Each cell: **reproduced** / published / delta (error %, pooled over the outer "
         "folds). Bold: lowest reproduced error of the row. † |delta| > 2 binomial SE "
         "of the published proportion; ‡ a listed divergence (reasons below: "
-        "[explained] checked, [open] cause not found yet); "
+        "[explained] cause found and checked; [unattainable] checked that the stated "
+        "method and protocol do not reach the published value; [open] cause not found "
+        "yet); "
         "⚠ a solver hit its iteration limit.",
         "",
     ]

@@ -28,10 +28,12 @@ TABLE1_NOTES = [
     "(smallest C). SVM-FDA, which has no kernelized form, whitens the feature space "
     "of the normalized linear kernel (rows scaled to unit norm), the space the other "
     "linear-block methods see; method.normalize=null whitens the standardized "
-    "features instead (numbers in the divergence notes). FDA: see methods.FDA for its "
-    "regularization (stprtool's FDA has none).",
+    "features instead (its numbers: table1_checks.md, check alt). FDA: see "
+    "methods.FDA for its regularization (stprtool's FDA has none).",
     "McNemar scores are over the datasets reproduced here (the published totals also "
     "count ovarian, which has no public copy).",
+    "The reasons of the listed divergences cite checks recomputed by "
+    "`make check-table1` into [table1_checks.md](table1_checks.md).",
 ]
 
 
