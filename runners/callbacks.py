@@ -7,8 +7,10 @@ hands it, with a fresh progress file, to the workers through environment variabl
 
 from __future__ import annotations
 
+import logging
 import math
 import os
+import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -16,6 +18,8 @@ from typing import Any
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
+
+log = logging.getLogger(__name__)
 
 SIZE_ENV = "KML_SWEEP_SIZE"
 PROGRESS_ENV = "KML_SWEEP_PROGRESS"
@@ -31,9 +35,10 @@ def sweep_size(
     """
     parser = OverridesParser.create()
     lines = [f"{k}={v}" for k, v in (sweeper_params or {}).items()]
-    by_key = {o.key_or_group: o for o in parser.parse_overrides(lines)}
+    # keyed as the basic sweeper keys them (prefix, key and @package)
+    by_key = {o.get_key_element(): o for o in parser.parse_overrides(lines)}
     given = parser.parse_overrides(list(command_line))
-    by_key.update({o.key_or_group: o for o in given})
+    by_key.update({o.get_key_element(): o for o in given})
     return math.prod(
         len(list(o.sweep_string_iterator())) if o.is_sweep_override() else 1
         for o in by_key.values()
@@ -46,30 +51,46 @@ class SweepProgress(Callback):
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         hc = config.hydra
         params = OmegaConf.to_container(hc.sweeper.get("params") or {}, resolve=False)
-        os.environ[SIZE_ENV] = str(sweep_size(params, hc.overrides.task))
+        try:
+            os.environ[SIZE_ENV] = str(sweep_size(params, hc.overrides.task))
+        except Exception as exc:  # e.g. glob() sweeps need Hydra's config loader
+            log.warning("sweep size unknown (%s); progress shows [done/?]", exc)
+            os.environ.pop(SIZE_ENV, None)
         sweep_dir = Path(hc.sweep.dir)
-        sweep_dir.mkdir(parents=True, exist_ok=True)
-        progress = sweep_dir / "progress.log"
-        progress.write_text("")
+        # one file per sweep: two sweeps of one experiment share the sweep dir
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        progress = sweep_dir / f"progress-{stamp}-{os.getpid()}.log"
+        try:
+            sweep_dir.mkdir(parents=True, exist_ok=True)
+            progress.write_text("")
+        except OSError as exc:
+            log.warning("no progress counter: cannot write %s (%s)", progress, exc)
+            os.environ.pop(PROGRESS_ENV, None)
+            return
         os.environ[PROGRESS_ENV] = str(progress.resolve())
 
 
 def record_progress(line: str) -> int | None:
     """Append a finished job to the sweep's progress file; the number done so far.
 
-    ``None`` outside a multirun. One short ``O_APPEND`` write per job keeps the count
-    right when several workers finish at once.
+    ``None`` outside a multirun, or when the file cannot be used (a worker without
+    the sweep's file system): the counter is a display, never a reason to fail a
+    run. One short ``O_APPEND`` write per job keeps the count right when several
+    local workers finish at once (on NFS, appends from several hosts may race).
     """
     path = os.environ.get(PROGRESS_ENV)
     if not path:
         return None
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
-        os.write(fd, (line.replace("\n", " ") + "\n").encode())
-    finally:
-        os.close(fd)
-    with open(path, "rb") as fh:
-        return sum(1 for _ in fh)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, (line.replace("\n", " ") + "\n").encode())
+        finally:
+            os.close(fd)
+        with open(path, "rb") as fh:
+            return sum(1 for _ in fh)
+    except OSError:
+        return None
 
 
 def total_jobs() -> int | None:

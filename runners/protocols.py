@@ -108,6 +108,34 @@ def _inner_cv(
     return StratifiedKFold(k, shuffle=True, random_state=rs)
 
 
+def fold_seed_parts(dataset: str, seed: int) -> tuple[str, int]:
+    """What seeds a run's inner folds, before the outer split's ``(rep, j)``.
+
+    The data and the seed only, like the outer folds: every method and kernel
+    selects its parameters on the same inner splits (mlsvm Sec. VII: "Folds are the
+    same for all algorithms"), so paired comparisons differ by the method alone.
+    """
+    return (dataset, int(seed))
+
+
+def nested_training_sets(
+    y: np.ndarray, protocol: Mapping[str, Any], dataset: str, seed: int
+):
+    """Every ``(train, held_out)`` index pair a nested-CV run fits on, in order.
+
+    Each outer split's training part (the refit) followed by the inner splits of its
+    grid search, exactly as :func:`evaluate` with
+    ``seed_parts=fold_seed_parts(dataset, seed)`` draws them; for checks that must
+    see the same training sets as a run (reports/mlsvm_checks.py).
+    """
+    parts = fold_seed_parts(dataset, seed)
+    for rep, j, train, test in outer_splits(y, protocol, dataset, seed):
+        yield train, test
+        cv = _inner_cv(y[train], protocol, (*parts, rep, j))
+        for itr, ite in cv.split(np.zeros(len(train)), y[train]):
+            yield train[itr], train[ite]
+
+
 def grid_size(grid: Mapping[str, Sequence[Any]] | None) -> int:
     if not grid:
         return 1

@@ -23,7 +23,7 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 from threadpoolctl import threadpool_limits
 
 from runners.config_schema import register_configs
-from runners.protocols import evaluate, outer_splits
+from runners.protocols import evaluate, fold_seed_parts, outer_splits
 from runners.provenance import code_version, now_iso, provenance
 from runners.store import ResultStore, config_key
 
@@ -268,11 +268,7 @@ def _run(cfg: DictConfig, kc: Mapping[str, Any]) -> dict[str, Any]:
         splits,
         kc["grid"],
         protocol,
-        # Inner folds, like outer ones, depend on the data and the seed only: every
-        # method and kernel selects its parameters on the same inner splits
-        # (mlsvm Sec. VII: "Folds are the same for all algorithms"), so paired
-        # comparisons differ by the method alone.
-        (name, int(cfg.seed)),
+        fold_seed_parts(name, int(cfg.seed)),
     )
     n = len(y)
     index = np.concatenate([f.test_idx for f in folds])

@@ -12,6 +12,7 @@ from runners.callbacks import PROGRESS_ENV, record_progress, sweep_size
         ({"dataset": "a,b,c", "method": "x,y"}, ["method=x"], 3),  # command line wins
         ({"dataset": "a,b,c"}, ["seed=range(0,4)", "kernel.sigma=0.5"], 12),
         (None, ["experiment=e"], 1),
+        ({"x": "a,b"}, ["+x=c,d,e"], 6),  # "+x" and "x" are different sweep keys
     ],
 )
 def test_sweep_size_is_the_product_of_swept_keys(params, command_line, expected):
@@ -23,3 +24,5 @@ def test_progress_counts_every_finished_job(tmp_path, monkeypatch):
     assert record_progress("ok a") is None  # not a multirun
     monkeypatch.setenv(PROGRESS_ENV, str(tmp_path / "progress.log"))
     assert [record_progress(f"ok {i}\nsplit") for i in range(3)] == [1, 2, 3]
+    monkeypatch.setenv(PROGRESS_ENV, str(tmp_path / "missing-dir" / "progress.log"))
+    assert record_progress("ok") is None  # a display, never a failure

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from sklearn.base import BaseEstimator, ClassifierMixin
 
 from runners.protocols import ProtocolError, outer_splits
 
@@ -53,3 +54,39 @@ def test_repeated_splits_fraction():
 def test_unknown_kind():
     with pytest.raises(ProtocolError, match="Unknown protocol kind"):
         outer_splits(np.zeros(10), {**PROTO, "kind": "loo"}, "toy", 0)
+
+
+class _SpyClassifier(ClassifierMixin, BaseEstimator):
+    """Records the training rows of every fit (X holds the row index)."""
+
+    fits: list = []
+
+    def __init__(self, C=1.0):
+        self.C = C
+
+    def fit(self, X, y):
+        if self.C == 1.0:  # one grid point is enough to see the splits
+            _SpyClassifier.fits.append(np.sort(X[:, 0].astype(int)))
+        self.classes_ = np.unique(y)
+        self.majority_ = self.classes_[0]
+        return self
+
+    def predict(self, X):
+        return np.full(len(X), self.majority_)
+
+
+def test_nested_training_sets_are_the_ones_evaluate_fits_on():
+    from runners.protocols import evaluate, fold_seed_parts, nested_training_sets
+
+    y = np.array([0] * 30 + [1] * 20)
+    X = np.arange(50, dtype=float)[:, None]
+    proto = {**PROTO, "repetitions": 1}
+    _SpyClassifier.fits = []
+    evaluate(
+        _SpyClassifier(), X, y, outer_splits(y, proto, "toy", 3),
+        {"C": [1.0, 2.0]}, proto, fold_seed_parts("toy", 3),
+    )
+    seen = sorted(map(tuple, _SpyClassifier.fits))
+    sets = nested_training_sets(y, proto, "toy", 3)
+    expected = sorted(tuple(np.sort(tr)) for tr, _ in sets)
+    assert seen == expected
