@@ -433,7 +433,7 @@ converged_, X_fit_
         return csvm_dual(Zt.T @ Zt, y, self.C)
 
     def fit(self, X, y) -> SVMFDA:
-        """Fit the SVM on the whitened features, then map ``w`` back.
+        """Fit the SVM on the transformed features, then map ``w`` back.
 
         Parameters
         ----------

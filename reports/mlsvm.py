@@ -25,10 +25,11 @@ TABLE1_NOTES = [
     "for every method) over C in "
     "{0.1, 1, 10, 100, 1000} (SVM-FDA: C x lambda over the same set); SVM_m eps = 3, "
     "C2 = C1/3; ε-SVM eps = 0, C2 = C1/3. Grid ties go to the first grid point "
-    "(smallest C). SVM-FDA, which has no kernelized form, whitens the feature space "
-    "of the normalized linear kernel (rows scaled to unit norm), the space the other "
-    "linear-block methods see; method.normalize=null whitens the standardized "
-    "features instead (its numbers: table1_checks.md, check alt). FDA: see "
+    "(smallest C). SVM-FDA, which has no kernelized form, maps the feature space of "
+    "the normalized linear kernel (rows scaled to unit norm, the space the other "
+    "linear-block methods see) by (lam S_W + I)^(-1/2); method.normalize=null maps "
+    "the standardized features instead (its numbers: table1_checks.md, check alt). "
+    "FDA: see "
     "methods.FDA for its regularization (stprtool's FDA has none).",
     "McNemar scores are over the datasets reproduced here (the published totals also "
     "count ovarian, which has no public copy).",

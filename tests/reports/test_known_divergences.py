@@ -47,3 +47,24 @@ def test_listed_cells_match_the_committed_table(known, artifact):
     listed = set(zip(rows.dataset, rows.kernel, rows.method))
     assert outside - listed == set(), "outside 2 SE without a listed reason"
     assert listed - outside == set(), "listed but now within 2 SE: remove the row"
+
+
+def test_numbers_cited_from_checks_are_the_computed_ones(known):
+    """A reason citing check 'alt' quotes only numbers that table1_checks.csv holds."""
+    import re
+
+    from reports.error_tables import published_dataset_names
+
+    checks = pd.read_csv(GENERATED_DIR / "mlsvm" / "table1_checks.csv")
+    to_pub = published_dataset_names("mlsvm")
+    checks["published_dataset"] = checks.dataset.map(lambda d: to_pub.get(d, d))
+    rows = known[known.reason.str.contains("check 'alt'")]
+    assert len(rows) > 0
+    for r in rows.itertuples():
+        alt = checks[
+            (checks.check == "alt")
+            & (checks.published_dataset == r.dataset)
+            & (checks.kernel == r.kernel)
+        ]
+        for quoted in re.findall(r"gives ([\d.]+)%", r.reason):
+            assert any(abs(float(quoted) - v) < 5e-3 for v in alt.value), (r, quoted)
