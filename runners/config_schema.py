@@ -28,7 +28,9 @@ class ProtocolConfig:
     preprocess_scope
         ``dataset``: fitted on the whole dataset before splitting, as the papers did
         ("We first standardized the data", mlsvm Sec. VII). ``fold``: fitted on each
-        training part only (a deviation, offered to check its effect).
+        outer training part only and applied to its test part, the kernel rebuilt per
+        fold (a deviation, offered to check its effect); the inner grid search reuses
+        the outer training part's statistics.
     """
 
     name: str = "nested_cv"

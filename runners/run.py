@@ -20,6 +20,7 @@ import hydra
 import numpy as np
 from hydra.utils import get_class, instantiate
 from omegaconf import DictConfig, OmegaConf, open_dict
+from sklearn.base import clone
 from threadpoolctl import threadpool_limits
 
 from runners.config_schema import register_configs
@@ -95,14 +96,41 @@ def _load_data(cfg: DictConfig):
             raise SkipRun("a dataset is not its own noise donor (wrbf Sec. 5.1)")
         X_donor = datasets.load(dspec.name, mirror=cfg.paths.data_mirror).X
         X = make_noisy(X, X_donor, seed=noise_seed(spec.name, dspec.name))
-    if cfg.protocol.preprocess_scope == "dataset":
-        X = datasets.preprocess(X, cfg.protocol.preprocess)
-    elif cfg.protocol.preprocess != "none":
-        raise SkipRun(
-            "protocol.preprocess_scope=fold is not wired into this runner yet; "
-            "use preprocess_scope=dataset"
+    scope = cfg.protocol.preprocess_scope
+    if scope not in PREPROCESS_SCOPES:
+        raise ValueError(
+            f"protocol.preprocess_scope={scope!r}: use one of {list(PREPROCESS_SCOPES)}"
         )
+    if scope == "dataset":
+        X = datasets.preprocess(X, cfg.protocol.preprocess)
+    # scope "fold": _run fits the step on each outer training part
     return dataset_label(cfg.dataset), X, np.asarray(ds.y)
+
+
+PREPROCESS_SCOPES = ("dataset", "fold")
+
+
+def _fold_inputs(
+    estimator: Any,
+    X: np.ndarray,
+    splits: Sequence[tuple[int, int, np.ndarray, np.ndarray]],
+    step: str,
+    kcfg: Mapping[str, Any],
+    check_psd: bool,
+):
+    """``(estimator, input, split)`` per outer split, preprocessed on its training part.
+
+    ``protocol.preprocess_scope=fold``: the step (e.g. standardization) is fitted on
+    the outer training rows only and applied to all rows, then the kernel is built
+    from them; the inner grid search reuses the outer training part's statistics.
+    """
+    import datasets
+
+    for split in splits:
+        train = split[2]
+        Xf = datasets.make_preprocessor(step).fit(X[train]).transform(X)
+        est, Xin = build_input(clone(estimator), Xf, kcfg, check_psd)
+        yield est, Xin, split
 
 
 def feature_space_kernels(cls: type) -> tuple[str, ...] | None:
@@ -258,18 +286,19 @@ def _run(cfg: DictConfig, kc: Mapping[str, Any]) -> dict[str, Any]:
     if supported is not None and cfg.kernel.kernel not in supported:
         build_input(estimator, np.zeros((1, 1)), kc["kernel"], False)  # raises SkipRun
     name, X, y = _load_data(cfg)
-    estimator, Xin = build_input(estimator, X, kc["kernel"], cfg.protocol.check_psd)
     protocol = kc["protocol"]
     splits = outer_splits(y, protocol, name, int(cfg.seed))
-    folds = evaluate(
-        estimator,
-        Xin,
-        y,
-        splits,
-        kc["grid"],
-        protocol,
-        fold_seed_parts(name, int(cfg.seed)),
-    )
+    seed_parts = fold_seed_parts(name, int(cfg.seed))
+    check_psd = cfg.protocol.check_psd
+    if cfg.protocol.preprocess_scope == "dataset":
+        estimator, Xin = build_input(estimator, X, kc["kernel"], check_psd)
+        folds = evaluate(estimator, Xin, y, splits, kc["grid"], protocol, seed_parts)
+    else:
+        folds = []
+        for est, Xin, split in _fold_inputs(
+            estimator, X, splits, cfg.protocol.preprocess, kc["kernel"], check_psd
+        ):
+            folds += evaluate(est, Xin, y, [split], kc["grid"], protocol, seed_parts)
     n = len(y)
     index = np.concatenate([f.test_idx for f in folds])
     y_pred = np.concatenate([f.y_pred for f in folds])

@@ -168,3 +168,47 @@ def test_console_script_finds_its_configs_from_any_directory(tmp_path):
     )
     assert out.returncode == 0, out.stderr
     assert "experiment: adhoc" in out.stdout
+
+
+def test_fold_scope_standardizes_on_each_outer_training_part(results):
+    """preprocess_scope=fold equals a scikit-learn pipeline refitted per outer fold."""
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    from sklearn.svm import SVC
+
+    import datasets
+    from runners.protocols import outer_splits
+
+    rec = run_job(
+        compose_config(
+            [
+                "protocol=smoke",
+                "protocol.preprocess_scope=fold",
+                "dataset=sonar",
+                "method=svm",
+                "kernel=linear",
+                "+search.grids.default.C=[1.0]",
+            ]
+        )
+    )
+    assert rec["status"] == "ok", rec.get("reason")
+    ds = datasets.load("sonar")
+    X, y = np.asarray(ds.X, dtype=float), np.asarray(ds.y)
+    proto = compose_config(["protocol=smoke"]).protocol
+    expected, leaky = np.empty(len(y)), np.empty(len(y))
+    Xs = StandardScaler().fit_transform(X)  # whole-dataset statistics
+    for _, _, train, test in outer_splits(y, proto, "sonar", 0):
+        model = make_pipeline(StandardScaler(), SVC(kernel="linear", C=1.0, tol=1e-6))
+        expected[test] = model.fit(X[train], y[train]).decision_function(X[test])
+        svc = SVC(kernel="linear", C=1.0, tol=1e-6).fit(Xs[train], y[train])
+        leaky[test] = svc.decision_function(Xs[test])
+    order = np.argsort(rec["predictions"]["index"])
+    got = np.asarray(rec["predictions"]["decision"])[order]
+    np.testing.assert_allclose(got, expected, rtol=1e-2, atol=1e-2)
+    assert np.max(np.abs(leaky - expected)) > 0.1  # the two scopes are distinguishable
+
+
+def test_unknown_preprocess_scope_is_an_error_naming_the_options(results):
+    rec = _run("dataset=sonar", "method=svm", "protocol.preprocess_scope=folds")
+    assert rec["status"] == "error"
+    assert "'dataset', 'fold'" in rec["reason"]
