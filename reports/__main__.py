@@ -32,13 +32,19 @@ def main(argv: list[str] | None = None) -> int:
         default="chi2_cc",
         help="McNemar variant: continuity-corrected chi-square (default) or exact",
     )
+    parser.add_argument(
+        "--variants",
+        action="store_true",
+        help="also use runs with command-line overrides of the experiment's config "
+        "(e.g. protocol=smoke); by default only its own runs fill the table",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     module, func = REPORTS[args.experiment].split(":")
     import importlib
 
     out = getattr(importlib.import_module(module), func)(
-        args.results, mcnemar_method=args.mcnemar
+        args.results, mcnemar_method=args.mcnemar, variants=args.variants
     )
     print(f"wrote {out}")
     return 0

@@ -55,9 +55,10 @@ def _error_table(
     notes: list[str],
     mcnemar_method: str,
     exclude_from_summary: tuple[str, ...] = (),
+    variants: bool = False,
 ):
     """Records of ``mlsvm_<artifact>``, the joined table and its Markdown."""
-    records = load_records(results_root, f"mlsvm_{artifact}")
+    records = load_records(results_root, f"mlsvm_{artifact}", variants=variants)
     t = build_error_table(records, "mlsvm", artifact, mcnemar_method=mcnemar_method)
     md = error_table_markdown(
         t,
@@ -72,11 +73,17 @@ def table1(
     results_root: str | Path,
     out_dir: Path | None = None,
     mcnemar_method: str = "chi2_cc",
+    variants: bool = False,
 ) -> Path:
-    """Write table1.{md,tex,csv} and table1_scores.csv; return the Markdown path."""
+    """Write table1.{md,tex,csv} and table1_scores.csv; return the Markdown path.
+
+    ``variants=True`` also uses runs with command-line overrides (e.g. a smoke
+    protocol); by default only runs of the experiment's own config fill the table.
+    """
     out_dir = out_dir or GENERATED_DIR / "mlsvm"
     records, t, md = _error_table(
-        results_root, "table1", "Table I", TABLE1_NOTES, mcnemar_method, ("fda",)
+        results_root, "table1", "Table I", TABLE1_NOTES, mcnemar_method, ("fda",),
+        variants,
     )
     _write_error_table(
         t, out_dir, "table1", md, "10-fold CV error (%) of the mlsvm Table I methods,"
@@ -189,13 +196,18 @@ def table2(
     results_root: str | Path,
     out_dir: Path | None = None,
     mcnemar_method: str = "chi2_cc",
+    variants: bool = False,
 ) -> Path:
-    """Write table2.{md,tex,csv}, the McNemar scores and the mean kernel weights."""
+    """Write table2.{md,tex,csv}, the McNemar scores and the mean kernel weights.
+
+    ``variants``: as in :func:`table1`.
+    """
     from methods.kernels import bank20
 
     out_dir = out_dir or GENERATED_DIR / "mlsvm"
     records, t, md = _error_table(
-        results_root, "table2", "Table II", TABLE2_NOTES, mcnemar_method
+        results_root, "table2", "Table II", TABLE2_NOTES, mcnemar_method,
+        variants=variants,
     )
     labels = [s.label for s in bank20()]
     rows = []

@@ -96,6 +96,11 @@ def _setup(dataset: str, method: str, kernel: str, overrides: Sequence[str] = ()
             *overrides,
         ]
     )
+    if cfg.protocol.preprocess_scope != "dataset":
+        raise ValueError(
+            "band and reach checks build one kernel for all folds: they need "
+            "protocol.preprocess_scope=dataset (alt_check runs any protocol)"
+        )
     name, X, y = _load_data(cfg)
     kc = key_config(cfg)
     est, Xin = build_input(instantiate(cfg.method), X, kc["kernel"], False)
@@ -249,7 +254,8 @@ def alt_check(
         record = run_job(cfg)
     if record["status"] != "ok":
         raise RuntimeError(
-            f"alt check {dataset}/{method}/{kernel}: {record.get('reason')}"
+            f"alt check {dataset}/{method}/{kernel}: {record.get('reason')}\n"
+            f"{record.get('traceback', '')}"
         )
     error = record["error_pct"]
     return {

@@ -6,6 +6,8 @@ Tables and figures are rebuilt from these two sources alone: the records written
 
 from __future__ import annotations
 
+import functools
+import json
 import logging
 from collections.abc import Iterable
 from pathlib import Path
@@ -32,25 +34,107 @@ def load_published(name: str) -> pd.DataFrame:
     return pd.read_csv(path)
 
 
+def _plain(obj: Any) -> Any:
+    """JSON round trip: the form a config takes once stored in a record."""
+    return json.loads(json.dumps(obj, sort_keys=True, default=str))
+
+
+@functools.cache
+def _experiment_config(
+    experiment: str,
+    dataset: str,
+    donor: str | None,
+    method: str,
+    kernel: str,
+    seed: int,
+) -> str | None:
+    """The experiment's own key config for one cell (code version aside), as JSON."""
+    from runners.run import compose_config, key_config
+
+    overrides = [
+        f"experiment={experiment}",
+        f"dataset={dataset}",
+        f"method={method}",
+        f"kernel={kernel}",
+        f"seed={seed}",
+    ]
+    if donor:
+        overrides.append(f"dataset.noise_donor={donor}")
+    try:
+        kc = key_config(compose_config(overrides))
+    except Exception as exc:  # a config renamed since the record was written
+        log.warning("cannot compose %s (%s); its records are kept", overrides, exc)
+        return None
+    kc.pop("code_version", None)
+    return json.dumps(_plain(kc), sort_keys=True)
+
+
+def is_experiment_config(record: dict[str, Any]) -> bool:
+    """Whether a record ran the experiment's own config, not a command-line variant.
+
+    A variant (e.g. ``protocol.preprocess_scope=fold`` or ``method.reg=1e-9`` on the
+    command line) writes to the same experiment folder under another key; tables must
+    not mix it in. Records whose cell cannot be composed any more are kept.
+    """
+    expected = _experiment_config(
+        record["experiment"],
+        record.get("original_dataset") or record["dataset"],
+        record.get("noise_donor"),
+        record["method"],
+        record["kernel"],
+        int(record["seed"]),
+    )
+    if expected is None:
+        return True
+    got = dict(record["config"])
+    got.pop("code_version", None)
+    return json.dumps(_plain(got), sort_keys=True) == expected
+
+
 def load_records(
-    results_root: str | Path, experiment: str, *, code_version: str | None = None
+    results_root: str | Path,
+    experiment: str,
+    *,
+    code_version: str | None = None,
+    variants: bool = False,
 ) -> list[dict[str, Any]]:
     """The newest record per (dataset, method, kernel, seed) of ``experiment``.
 
-    Records of another code version are used when nothing newer exists, with a warning,
-    so a report can always be rebuilt; ``code_version`` set keeps only matching ones.
+    Only records of the experiment's own config count (:func:`is_experiment_config`);
+    ``variants=True`` also admits runs with command-line overrides. Records of another
+    code version are used when nothing newer exists, with a warning, so a report can
+    always be rebuilt; ``code_version`` set keeps only matching ones.
     """
     store = ResultStore(results_root)
     newest: dict[tuple, dict[str, Any]] = {}
+    skipped: list[str] = []
     for rec in store.records(experiment):
         if (
             code_version is not None
             and rec["config"].get("code_version") != code_version
         ):
             continue
+        if not variants and not is_experiment_config(rec):
+            skipped.append(f"{rec['dataset']}/{rec['label']}")
+            continue
         k = (rec["dataset"], rec["method"], rec["kernel"], rec["seed"])
         if k not in newest or rec.get("finished", "") > newest[k].get("finished", ""):
             newest[k] = rec
+    if skipped and not newest:
+        raise ValueError(
+            f"no record of {experiment} under {results_root} ran the experiment's own "
+            f"config; {len(skipped)} variant records were left out (e.g. "
+            f"{skipped[0]}). Pass variants=True (kml-report --variants) to use them."
+        )
+    if skipped:
+        log.warning(
+            "%s: left out %d records whose config is not the experiment's current one "
+            "(command-line overrides, or a config changed since; e.g. %s); run "
+            "variants under another experiment name, or pass variants=True",
+            experiment,
+            len(skipped),
+            ", ".join(sorted(set(skipped))[:3]),
+        )
     versions = {r["config"].get("code_version") for r in newest.values()}
     if len(versions) > 1:
         log.warning(

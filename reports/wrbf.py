@@ -142,10 +142,18 @@ PUBLISHED_Z = -5.05
 PUBLISHED_R = 0.646
 
 
-def table1(results_root: str | Path, out_dir: Path | None = None, **_: object) -> Path:
-    """Write table1.{md,csv}, experiments.csv, claims.csv and fig2.{png,pdf}."""
+def table1(
+    results_root: str | Path,
+    out_dir: Path | None = None,
+    variants: bool = False,
+    **_: object,
+) -> Path:
+    """Write table1.{md,csv}, experiments.csv, claims.csv and fig2.{png,pdf}.
+
+    ``variants=True`` also uses runs with command-line overrides of the experiment.
+    """
     out_dir = out_dir or GENERATED_DIR / "wrbf"
-    records = load_records(results_root, "wrbf_table1")
+    records = load_records(results_root, "wrbf_table1", variants=variants)
     exp = experiments_frame(records)
     if exp.empty:
         raise RuntimeError(

@@ -84,6 +84,11 @@ def _load_data(cfg: DictConfig):
             raise SkipRun(f"dataset {spec.name!r} is not available: {reason}")
         return spec
 
+    scope = cfg.protocol.preprocess_scope
+    if scope not in PREPROCESS_SCOPES:
+        raise ValueError(
+            f"protocol.preprocess_scope={scope!r}: use one of {list(PREPROCESS_SCOPES)}"
+        )
     spec = available(cfg.dataset.name)
     ds = datasets.load(spec.name, mirror=cfg.paths.data_mirror)
     X = np.asarray(ds.X, dtype=np.float64)
@@ -94,12 +99,16 @@ def _load_data(cfg: DictConfig):
         dspec = available(donor)
         if dspec.name == spec.name:
             raise SkipRun("a dataset is not its own noise donor (wrbf Sec. 5.1)")
+        if scope == "fold" and cfg.protocol.preprocess == "none":
+            raise ValueError(
+                "a noisy dataset is scaled to [-1, 1] on all rows when built (wrbf "
+                "Sec. 5.1); with protocol.preprocess_scope=fold set "
+                "protocol.preprocess=minmax_pm1 so that the scaling is fitted on each "
+                "training part instead"
+            )
         X_donor = datasets.load(dspec.name, mirror=cfg.paths.data_mirror).X
-        X = make_noisy(X, X_donor, seed=noise_seed(spec.name, dspec.name))
-    scope = cfg.protocol.preprocess_scope
-    if scope not in PREPROCESS_SCOPES:
-        raise ValueError(
-            f"protocol.preprocess_scope={scope!r}: use one of {list(PREPROCESS_SCOPES)}"
+        X = make_noisy(
+            X, X_donor, seed=noise_seed(spec.name, dspec.name), scale=scope == "dataset"
         )
     if scope == "dataset":
         X = datasets.preprocess(X, cfg.protocol.preprocess)
@@ -290,7 +299,7 @@ def _run(cfg: DictConfig, kc: Mapping[str, Any]) -> dict[str, Any]:
     splits = outer_splits(y, protocol, name, int(cfg.seed))
     seed_parts = fold_seed_parts(name, int(cfg.seed))
     check_psd = cfg.protocol.check_psd
-    if cfg.protocol.preprocess_scope == "dataset":
+    if cfg.protocol.preprocess_scope == "dataset" or cfg.protocol.preprocess == "none":
         estimator, Xin = build_input(estimator, X, kc["kernel"], check_psd)
         folds = evaluate(estimator, Xin, y, splits, kc["grid"], protocol, seed_parts)
     else:

@@ -31,7 +31,7 @@ def smoke_results(tmp_path_factory):
 
 
 def test_table1_files(smoke_results, tmp_path):
-    md = table1(smoke_results, out_dir=tmp_path).read_text()
+    md = table1(smoke_results, out_dir=tmp_path, variants=True).read_text()
     assert "## Linear kernel" in md
     assert "| sonar | 208 |" in md
     assert "McNemar score (1 datasets)" in md
@@ -65,3 +65,8 @@ def test_table1_files(smoke_results, tmp_path):
     linear = scores[scores.kernel == "linear"].set_index("method")
     # three methods scored on one dataset: the scores add up to 3 pairs
     assert linear.reproduced_score[["svm", "svmm", "fda"]].sum() == 3.0
+
+
+def test_a_store_of_variants_only_is_a_clear_error(smoke_results, tmp_path):
+    with pytest.raises(ValueError, match="variants=True"):
+        table1(smoke_results, out_dir=tmp_path)

@@ -212,3 +212,19 @@ def test_unknown_preprocess_scope_is_an_error_naming_the_options(results):
     rec = _run("dataset=sonar", "method=svm", "protocol.preprocess_scope=folds")
     assert rec["status"] == "error"
     assert "'dataset', 'fold'" in rec["reason"]
+
+
+def test_fold_scope_on_a_noisy_dataset_scales_per_fold_or_says_how(results):
+    noisy = [
+        "experiment=wrbf_table1",
+        "dataset=iris",
+        "dataset.noise_donor=glass",
+        "method=rbf",
+        "protocol.repetitions=2",
+        "protocol.preprocess_scope=fold",
+    ]
+    rec = run_job(compose_config(noisy))
+    assert rec["status"] == "error"
+    assert "protocol.preprocess=minmax_pm1" in rec["reason"]
+    rec = run_job(compose_config([*noisy, "protocol.preprocess=minmax_pm1"]))
+    assert rec["status"] == "ok", rec.get("reason")
