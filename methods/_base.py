@@ -32,7 +32,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
-from methods._kernels import pairwise_kernel
+from methods._kernels import KernelEstimatorMixin
 from methods._qp import SOLVERS, BoxQP, solve_box_qp
 from methods._validation import psd_tolerance
 from methods.exceptions import NonPSDKernelError
@@ -70,7 +70,7 @@ def check_psd_kernel(K: np.ndarray, *, what: str = "training kernel matrix") -> 
         )
 
 
-class BaseKernelSVM(ClassifierMixin, BaseEstimator):
+class BaseKernelSVM(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
     """Base of the SVM-family classifiers; see the module docstring for the hooks.
 
     Parameters
@@ -142,11 +142,6 @@ class BaseKernelSVM(ClassifierMixin, BaseEstimator):
         self.max_iter = max_iter
         self.check_psd = check_psd
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.pairwise = self.kernel == "precomputed"
-        return tags
-
     # ----------------------------------------------------------------- hooks
     def _binary_problem(
         self, K: np.ndarray, y: np.ndarray, X: np.ndarray | None
@@ -166,16 +161,6 @@ class BaseKernelSVM(ClassifierMixin, BaseEstimator):
                 f"{type(self).__name__} ({self.paper_name}) does not support "
                 f"kernel={self.kernel!r}; supported: {allowed}."
             )
-
-    def _gram(self, X: np.ndarray, Y: np.ndarray | None = None) -> np.ndarray:
-        return pairwise_kernel(
-            X,
-            Y,
-            kernel=self.kernel,
-            degree=self.degree,
-            sigma=self.sigma,
-            normalize=self.normalize,
-        )
 
     def _validate_fit_input(self, X, y) -> tuple[np.ndarray, np.ndarray]:
         X, y = validate_data(self, X, y, dtype=np.float64)

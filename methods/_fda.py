@@ -18,7 +18,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
-from methods._kernels import pairwise_kernel
+from methods._kernels import KernelEstimatorMixin
 
 _FITTED = ("coef_", "dual_coef_", "intercept_", "X_fit_", "estimator_")
 
@@ -42,7 +42,7 @@ def _regularized_solve(A: np.ndarray, reg: float, rhs: np.ndarray) -> np.ndarray
     return np.linalg.lstsq(M, rhs, rcond=None)[0]
 
 
-class FDA(ClassifierMixin, BaseEstimator):
+class FDA(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
     r"""Two-class Fisher discriminant, linear or kernel (mlsvm Sec. II-C, Eq. (5)).
 
     FDA maximizes the ratio of the between-class to the within-class scatter of the
@@ -182,11 +182,6 @@ class FDA(ClassifierMixin, BaseEstimator):
         self.reg = reg
         self.multiclass = multiclass
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.pairwise = self.kernel == "precomputed"
-        return tags
-
     @property
     def _primal(self) -> bool:
         return isinstance(self.kernel, str) and self.kernel == "linear"
@@ -204,16 +199,6 @@ class FDA(ClassifierMixin, BaseEstimator):
             out = X / norms
         out[~np.isfinite(out)] = 0.0
         return out
-
-    def _kernel(self, X: np.ndarray, Y: np.ndarray | None = None) -> np.ndarray:
-        return pairwise_kernel(
-            X,
-            Y,
-            kernel=self.kernel,
-            degree=self.degree,
-            sigma=self.sigma,
-            normalize=self.normalize,
-        )
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y) -> FDA:
@@ -274,7 +259,7 @@ class FDA(ClassifierMixin, BaseEstimator):
             self.coef_ = w[None, :]
             self.intercept_ = np.array([-0.5 * (w @ m1 + w @ m0)])
         else:
-            K = X if self._precomputed else self._kernel(X)
+            K = X if self._precomputed else self._gram(X)
             K1, K0 = K[:, pos], K[:, ~pos]
             M1, M0 = K1.mean(axis=1), K0.mean(axis=1)
             C1, C0 = K1 - M1[:, None], K0 - M0[:, None]
@@ -322,7 +307,7 @@ class FDA(ClassifierMixin, BaseEstimator):
             return self.estimator_.decision_function(X)
         if self._primal:
             return self._features(X) @ self.coef_[0] + self.intercept_[0]
-        K = X if self._precomputed else self._kernel(X, self.X_fit_)
+        K = X if self._precomputed else self._gram(X, self.X_fit_)
         return K @ self.dual_coef_[0] + self.intercept_[0]
 
     def predict(self, X) -> np.ndarray:

@@ -222,3 +222,28 @@ def kernel_stack(
     for k, spec in enumerate(specs):
         out[:, :, k] = spec(X, Y)
     return out
+
+
+class KernelEstimatorMixin:
+    """What the kernel estimators share: their Gram matrix and the pairwise tag.
+
+    The estimator holds ``kernel``, ``degree``, ``sigma`` and ``normalize``. With
+    ``kernel="precomputed"`` it is tagged ``pairwise``, so scikit-learn's CV slices
+    the Gram matrix by rows and columns (``_safe_split``) and a grid search sees
+    train-by-train blocks.
+    """
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = self.kernel == "precomputed"
+        return tags
+
+    def _gram(self, X: np.ndarray, Y: np.ndarray | None = None) -> np.ndarray:
+        return pairwise_kernel(
+            X,
+            Y,
+            kernel=self.kernel,
+            degree=self.degree,
+            sigma=self.sigma,
+            normalize=self.normalize,
+        )

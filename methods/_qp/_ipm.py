@@ -251,6 +251,24 @@ def _newton(sys_, idx, s, R):
 
 
 @njit(cache=True)
+def _corrected_step(sys_, idx, s, x_s, ss, r_d, r_e, z, w, lam, nu, c_l, c_u):
+    """Direction and step for complementarity targets ``c_l, c_u`` (one solve).
+
+    The factorization of the predictor is reused; ``x_s = M^-1 s`` eliminates the
+    equality constraint's multiplier ``db``.
+    """
+    R1 = np.empty((s.size, 1))
+    R1[:, 0] = -r_d + c_l / z - c_u / w
+    x_r = _newton(sys_, idx, s, R1)[:, 0].copy()
+    db = (s @ x_r + r_e) / ss
+    dz = x_r - db * x_s
+    dlam = (c_l - lam * dz) / z
+    dnu = (c_u + nu * dz) / w
+    t = _max_step(z, w, lam, nu, dz, dlam, dnu)
+    return dz, db, dlam, dnu, t
+
+
+@njit(cache=True)
 def _ipm_kernel(K, V, low_rank, idx, s, p, U, tol, max_iter, n_correctors):
     """Mehrotra predictor-corrector; returns ``(z, b, n_iter, converged, diag)``."""
     m = idx.shape[0]
@@ -378,14 +396,9 @@ def _ipm_kernel(K, V, low_rank, idx, s, p, U, tol, max_iter, n_correctors):
         # Corrector: centring plus the second-order term of the affine step.
         c_l = sigma * mu - lam * z - dz * dlam
         c_u = sigma * mu - nu * w + dz * dnu
-        R1 = np.empty((m, 1))
-        R1[:, 0] = -r_d + c_l / z - c_u / w
-        x_r = _newton(sys_, idx, s, R1)[:, 0].copy()
-        db = (s @ x_r + r_e) / ss
-        dz = x_r - db * x_s
-        dlam = (c_l - lam * dz) / z
-        dnu = (c_u + nu * dz) / w
-        t = _max_step(z, w, lam, nu, dz, dlam, dnu)
+        dz, db, dlam, dnu, t = _corrected_step(
+            sys_, idx, s, x_s, ss, r_d, r_e, z, w, lam, nu, c_l, c_u
+        )
         # Gondzio: push the complementarity products of a longer trial step back
         # into [0.1, 10] x target, reusing the factorization.
         target = sigma * mu
@@ -401,13 +414,9 @@ def _ipm_kernel(K, V, low_rank, idx, s, p, U, tol, max_iter, n_correctors):
             )
             c_l2 = c_l + np.maximum(el, -10.0 * target)
             c_u2 = c_u + np.maximum(eu, -10.0 * target)
-            R1[:, 0] = -r_d + c_l2 / z - c_u2 / w
-            x_r = _newton(sys_, idx, s, R1)[:, 0].copy()
-            db2 = (s @ x_r + r_e) / ss
-            dz2 = x_r - db2 * x_s
-            dlam2 = (c_l2 - lam * dz2) / z
-            dnu2 = (c_u2 + nu * dz2) / w
-            t2 = _max_step(z, w, lam, nu, dz2, dlam2, dnu2)
+            dz2, db2, dlam2, dnu2, t2 = _corrected_step(
+                sys_, idx, s, x_s, ss, r_d, r_e, z, w, lam, nu, c_l2, c_u2
+            )
             if t2 < 1.01 * t:
                 break
             dz, db, dlam, dnu, t = dz2, db2, dlam2, dnu2, t2

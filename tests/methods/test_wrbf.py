@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import pytest
 from scipy.optimize import check_grad
@@ -195,10 +197,9 @@ def test_informative_feature_gains_weight():
     assert clf.weights_[1] > 1.0 > clf.weights_[0]
 
 
-@pytest.mark.parametrize("eta", [0.01, 1.0], ids=["small-step", "clipping-step"])
-def test_weights_nonnegative_with_constant_l1_norm(eta):
-    X, y = _noisy_problem(n=50, d_noise=4)
-    d = X.shape[1]
+@contextlib.contextmanager
+def _kernel_weights_seen():
+    """Every weight vector the fit builds a WRBF kernel with, in order."""
     seen = []
     real = wrbf.wrbf_kernel
 
@@ -208,6 +209,14 @@ def test_weights_nonnegative_with_constant_l1_norm(eta):
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(wrbf, "wrbf_kernel", recording)
+        yield seen
+
+
+@pytest.mark.parametrize("eta", [0.01, 1.0], ids=["small-step", "clipping-step"])
+def test_weights_nonnegative_with_constant_l1_norm(eta):
+    X, y = _noisy_problem(n=50, d_noise=4)
+    d = X.shape[1]
+    with _kernel_weights_seen() as seen:
         clf = WRBFSVM(eta=eta, n_iter=10, solver="libsvm").fit(X, y)
     for v in [*seen, clf.weights_]:
         assert np.all(v >= 0.0)
@@ -218,15 +227,7 @@ def test_weights_nonnegative_with_constant_l1_norm(eta):
 
 def test_nonneg_false_allows_negative_weights_and_keeps_l1_norm():
     X, y = _noisy_problem(n=50, d_noise=4)
-    seen = []
-    real = wrbf.wrbf_kernel
-
-    def recording(X_, Y=None, *, weights, gamma=1.0):
-        seen.append(np.array(weights))
-        return real(X_, Y, weights=weights, gamma=gamma)
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(wrbf, "wrbf_kernel", recording)
+    with _kernel_weights_seen() as seen:
         WRBFSVM(eta=1.0, n_iter=3, solver="libsvm", nonneg=False).fit(X, y)
     assert any(np.any(v < 0.0) for v in seen)
     for v in seen:
@@ -244,21 +245,14 @@ def test_half_factor_halves_the_step():
     np.testing.assert_allclose(paper.weights_, exact.weights_, rtol=1e-9)
 
 
-def test_each_step_follows_eq_10_with_l1_rescaling(monkeypatch):
+def test_each_step_follows_eq_10_with_l1_rescaling():
     """One step by hand: v1 = d * u / ||u||_1, u = max(1 - eta * grad, 0)."""
     X, y = _noisy_problem(n=40)
     y_pm = np.where(y == 1, 1.0, -1.0)
-    seen = []
-    real = wrbf.wrbf_kernel
-
-    def recording(X_, Y=None, *, weights, gamma=1.0):
-        seen.append(np.array(weights))
-        return real(X_, Y, weights=weights, gamma=gamma)
-
-    monkeypatch.setattr(wrbf, "wrbf_kernel", recording)
-    WRBFSVM(eta=0.05, n_iter=1, solver="cvxopt", tol=1e-12).fit(X, y)
+    with _kernel_weights_seen() as seen:
+        WRBFSVM(eta=0.05, n_iter=1, solver="cvxopt", tol=1e-12).fit(X, y)
     d = X.shape[1]
-    K0 = real(X, weights=np.ones(d))
+    K0 = wrbf.wrbf_kernel(X, weights=np.ones(d))
     grad = wrbf_gradient(X, K0, y_pm, _cvxopt_alpha(K0, y_pm), half_factor=False)
     u = np.maximum(1.0 - 0.05 * grad, 0.0)
     np.testing.assert_allclose(seen[1], d * u / u.sum(), rtol=1e-6)
@@ -363,22 +357,15 @@ def _binary_problems(y: np.ndarray, multiclass: str) -> list:
 
 
 @pytest.mark.parametrize("multiclass", ["ovr", "ovo"])
-def test_shared_weights_sum_problem_objectives_and_gradients(monkeypatch, multiclass):
+def test_shared_weights_sum_problem_objectives_and_gradients(multiclass):
     """One step by hand from independent solves of the binary problems."""
     X, y = _noisy_problem(n=60, n_classes=3)
-    seen = []
-    real = wrbf.wrbf_kernel
-
-    def recording(X_, Y=None, *, weights, gamma=1.0):
-        seen.append(np.array(weights))
-        return real(X_, Y, weights=weights, gamma=gamma)
-
-    monkeypatch.setattr(wrbf, "wrbf_kernel", recording)
-    clf = WRBFSVM(
-        eta=0.02, n_iter=1, solver="cvxopt", tol=1e-12, multiclass=multiclass
-    ).fit(X, y)
+    with _kernel_weights_seen() as seen:
+        clf = WRBFSVM(
+            eta=0.02, n_iter=1, solver="cvxopt", tol=1e-12, multiclass=multiclass
+        ).fit(X, y)
     d = X.shape[1]
-    K = real(X, weights=np.ones(d))
+    K = wrbf.wrbf_kernel(X, weights=np.ones(d))
     total, grad = 0.0, np.zeros(d)
     for idx, y_pm in _binary_problems(y, multiclass):
         Kp = K[np.ix_(idx, idx)]
