@@ -1,14 +1,16 @@
 """The methods of the five papers as scikit-learn estimators, plus kernels and solvers.
 
-Each family lives in its own private module; the public names are re-exported here.
+Each family lives in its own package (svm, mkl, feature_weighted, fda); the public
+names are re-exported here. The conventions every estimator follows (multi-class,
+kernel width, fitted attributes) are in methods/README.md.
 """
 
-from methods._base import check_psd_kernel
-from methods._fda import FDA
-from methods._mkl import EpsMKL, MKLm, SimpleMKL
-from methods._svm import SVM, SVMFDA, EpsSVM, SVMm
-from methods._wrbf import WRBFSVM
+from methods._validation import check_psd_kernel
 from methods.exceptions import NonPSDKernelError
+from methods.fda import FDA
+from methods.feature_weighted import WRBFSVM
+from methods.mkl import EpsMKL, MKLm, SimpleMKL
+from methods.svm import SVM, SVMFDA, EpsSVM, SVMm
 
 __all__ = [
     "FDA",

@@ -7,8 +7,8 @@ from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 from sklearn.multiclass import OneVsOneClassifier, OneVsRestClassifier
 from sklearn.utils._param_validation import InvalidParameterError
 
-from methods._fda import FDA
 from methods._kernels import pairwise_kernel
+from methods.fda import FDA
 
 
 def _two_blobs(seed: int = 0, n: int = 40, d: int = 3):
@@ -191,12 +191,22 @@ def test_one_model_three_ways(normalize):
     # One-vs-rest is weaker: versicolor against the rest is not linearly separable.
     [("ovo", OneVsOneClassifier, 0.95), ("ovr", OneVsRestClassifier, 0.85)],
 )
-def test_multiclass_iris(multiclass, wrapper, min_acc):
+@pytest.mark.parametrize("kernel", ["linear", "gaussian"])
+def test_multiclass_iris(multiclass, wrapper, min_acc, kernel):
+    """The shared one-vs-one / one-vs-rest rule equals scikit-learn's wrappers."""
     X, y = load_iris(return_X_y=True)
-    fda = FDA(multiclass=multiclass).fit(X, y)
-    assert isinstance(fda.estimator_, wrapper)
-    assert not hasattr(fda, "coef_")
-    assert fda.decision_function(X).shape == (150, 3)
+    fda = FDA(kernel=kernel, multiclass=multiclass).fit(X, y)
+    ref = wrapper(FDA(kernel=kernel)).fit(X, y)
+    n_problems = 3
+    assert fda.intercept_.shape == (n_problems,)
+    if kernel == "linear":
+        assert fda.coef_.shape == (n_problems, 4)
+    else:
+        assert fda.dual_coef_.shape == (n_problems, 150)
+    np.testing.assert_allclose(
+        fda.decision_function(X), ref.decision_function(X), rtol=1e-9, atol=1e-9
+    )
+    np.testing.assert_array_equal(fda.predict(X), ref.predict(X))
     assert np.mean(fda.predict(X) == y) > min_acc
 
 
@@ -219,8 +229,8 @@ def test_refit_binary_after_multiclass_drops_stale_attributes():
     X, y = load_iris(return_X_y=True)
     fda = FDA().fit(X, y)
     fda.fit(X[y < 2], y[y < 2])
-    assert not hasattr(fda, "estimator_")
     assert fda.coef_.shape == (1, 4)
+    assert fda.intercept_.shape == (1,)
 
 
 # ------------------------------------------------------------------ errors
@@ -228,7 +238,7 @@ def test_refit_binary_after_multiclass_drops_stale_attributes():
 
 def test_one_class_raises():
     X, y, _ = _two_blobs()
-    with pytest.raises(ValueError, match=r"at least 2 classes; y has 1 class \(0\)"):
+    with pytest.raises(ValueError, match=r"at least 2 classes; y has only one class"):
         FDA().fit(X, np.zeros_like(y))
 
 

@@ -1,4 +1,4 @@
-"""SimpleMKL, MKL_m and ε-MKL (methods/_mkl.py) against independent references.
+"""SimpleMKL, MKL_m and ε-MKL (methods/mkl/) against independent references.
 
 References: scikit-learn's SVC (one kernel), ``solve_box_qp(svmm_dual(...))`` (one
 kernel, SVM_m), and the MKL dual written as a QCQP and solved by ``cvxopt.solvers.cpl``
@@ -17,15 +17,15 @@ from sklearn.svm import SVC
 from sklearn.utils._param_validation import InvalidParameterError
 
 from methods._kernels import KernelSpec, kernel_stack
-from methods._mkl import (
+from methods._qp import SOLVERS, csvm_dual, solve_box_qp, svmm_dual
+from methods.mkl import (
     EpsMKL,
     MKLm,
     SimpleMKL,
-    _Evaluator,
     kernel_quadratic_forms,
     reduced_gradient_mkl,
 )
-from methods._qp import SOLVERS, csvm_dual, solve_box_qp, svmm_dual
+from methods.mkl._descent import _Evaluator
 
 ESTIMATORS = [SimpleMKL, MKLm, EpsMKL]
 # Every registered inner solver; the fast ones get a tight tolerance where a test

@@ -12,10 +12,10 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 from sklearn.utils._param_validation import InvalidParameterError
 
-from methods._base import check_psd_kernel
+from methods import check_psd_kernel
 from methods._kernels import pairwise_kernel
-from methods._svm import SVM, SVMFDA, EpsSVM, SVMm, within_class_scatter
 from methods.exceptions import NonPSDKernelError
+from methods.svm import SVM, SVMFDA, EpsSVM, SVMm, within_class_scatter
 
 ESTIMATORS = [SVM, SVMm, EpsSVM, SVMFDA]
 
@@ -232,7 +232,7 @@ def test_parameter_validation(wdbc, params, match):
         ),
         (
             lambda X, y: (X, np.full(len(y), "benign")),
-            "at least two classes; got 1 class .* stratified split",
+            "at least 2 classes; y has only one class .* stratified folds",
         ),
     ],
     ids=["non_square", "one_class"],

@@ -11,17 +11,56 @@ from sklearn.base import clone
 from sklearn.multiclass import OneVsRestClassifier
 from sklearn.svm import SVC
 
-import methods._wrbf as wrbf
+import methods.feature_weighted._descent as wrbf
 from methods._qp import SOLVERS
-from methods._wrbf import (
+from methods.feature_weighted import (
     WRBFSVM,
-    squared_difference_stack,
     wrbf_dual_objective,
     wrbf_gradient,
-    wrbf_gradient_from_stack,
     wrbf_kernel,
-    wrbf_kernel_from_stack,
 )
+
+
+# ------------------------------------------------------- dense references (Eq. 9, 15)
+# The estimator never builds the n x n x d stack of squared differences; these dense
+# formulas are the reference its fast kernel and gradient are tested against.
+def squared_difference_stack(X: np.ndarray, Y: np.ndarray | None = None) -> np.ndarray:
+    """Per-feature squared differences ``D[n, i, j] = (x_{i,n} - y_{j,n})^2``.
+
+    Shape (n_features, n_rows, n_cols), feature-major so that
+    :func:`wrbf_kernel_from_stack` is one ``tensordot`` over the first axis.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    Y = X if Y is None else np.asarray(Y, dtype=np.float64)
+    return (X.T[:, :, None] - Y.T[:, None, :]) ** 2
+
+
+def wrbf_kernel_from_stack(
+    D: np.ndarray, weights: np.ndarray, gamma: float = 1.0
+) -> np.ndarray:
+    """Eq. (9) written densely: ``exp(-gamma * sum_n v_n D_n)`` (reference)."""
+    return np.exp(-gamma * np.tensordot(weights, D, axes=1))
+
+
+def wrbf_gradient_from_stack(
+    D: np.ndarray,
+    K: np.ndarray,
+    coef: np.ndarray,
+    gamma: float = 1.0,
+    *,
+    half_factor: bool = True,
+) -> np.ndarray:
+    """Eq. (15) written densely at fixed alpha (reference).
+
+    ``coef = y * alpha``. With ``half_factor=True`` this is the exact
+    ``dL/dv_n = gamma/2 sum_ij g_i g_j K_ij D_n,ij``; with ``False`` the paper's
+    Eq. (15), twice that.
+    """
+    G = np.outer(coef, coef) * K
+    scale = 0.5 * gamma if half_factor else gamma
+    return scale * np.tensordot(D, G, axes=([1, 2], [0, 1]))
+
+
 
 SEED = 42
 # every solver the QP package has today, plus the LIBSVM path of WRBFSVM
@@ -289,19 +328,17 @@ def test_n_iter_zero_is_the_rbf_svm(solver, n_classes):
     Xt = np.random.default_rng(SEED + 1).uniform(-1.0, 1.0, size=(25, X.shape[1]))
     C, gamma = 2.0, 0.5
     ours = WRBFSVM(
-        C=C,
-        gamma=gamma,
-        n_iter=0,
-        solver=solver,
-        tol=1e-10,
-        multiclass="ovo",
-        decision_function_shape="ovo",
+        C=C, gamma=gamma, n_iter=0, solver=solver, tol=1e-10, multiclass="ovo"
     ).fit(X, y)
     ref = SVC(
         kernel="rbf", C=C, gamma=gamma, tol=1e-10, decision_function_shape="ovo"
     ).fit(X, y)
+    # LIBSVM's pair (i, j) is positive for i; methods._multiclass's for j
+    pair_sign = 1.0 if n_classes == 2 else -1.0
     np.testing.assert_allclose(
-        ours.decision_function(Xt), ref.decision_function(Xt), atol=1e-6
+        ours._problem_decisions(Xt),
+        pair_sign * ref.decision_function(Xt).reshape(len(Xt), -1),
+        atol=1e-6,
     )
     np.testing.assert_array_equal(ours.predict(Xt), ref.predict(Xt))
     np.testing.assert_array_equal(ours.weights_, np.ones(X.shape[1]))
@@ -310,7 +347,9 @@ def test_n_iter_zero_is_the_rbf_svm(solver, n_classes):
     if n_classes == 2:
         # the RBF dual objective (5) from LIBSVM's coefficients
         coef = ref.dual_coef_[0]
-        K = wrbf_kernel(ref.support_vectors_, weights=np.ones(X.shape[1]), gamma=gamma)
+        K = wrbf_kernel(
+            ref.support_vectors_, weights=np.ones(X.shape[1]), gamma=gamma
+        )
         expected = np.abs(coef).sum() - 0.5 * coef @ K @ coef
         assert ours.dual_objective_ == pytest.approx(expected, rel=1e-7)
 
@@ -352,7 +391,7 @@ def _binary_problems(y: np.ndarray, multiclass: str) -> list:
     out = []
     for i, j in [(0, 1), (0, 2), (1, 2)]:
         idx = np.flatnonzero((y == i) | (y == j))
-        out.append((idx, np.where(y[idx] == i, 1.0, -1.0)))
+        out.append((idx, np.where(y[idx] == j, 1.0, -1.0)))
     return out
 
 
@@ -445,7 +484,7 @@ def test_invalid_parameters(params, match):
 
 def test_single_class_is_an_error():
     X, _ = _noisy_problem(n=10)
-    with pytest.raises(ValueError, match="at least 2 classes; got only class 0"):
+    with pytest.raises(ValueError, match="at least 2 classes; y has only one class"):
         WRBFSVM(solver="libsvm").fit(X, np.zeros(10, dtype=int))
 
 

@@ -12,15 +12,20 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.linalg
-from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context, clone
-from sklearn.multiclass import OneVsOneClassifier, OneVsRestClassifier
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from methods._kernels import KernelEstimatorMixin
+from methods._multiclass import (
+    binary_problems,
+    combine_decisions,
+    encode_classes,
+    predict_from_decision,
+)
 
-_FITTED = ("coef_", "dual_coef_", "intercept_", "X_fit_", "estimator_")
+_FITTED = ("coef_", "dual_coef_", "intercept_", "X_fit_")
 
 
 def _regularized_solve(A: np.ndarray, reg: float, rhs: np.ndarray) -> np.ndarray:
@@ -82,7 +87,8 @@ class FDA(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
     :math:`f(x) = w^T x + b` (primal) or :math:`\sum_i \alpha_i k(x_i, x) + b`.
 
     More than two classes are handled by one-vs-one (default) or one-vs-rest
-    binary FDAs through :mod:`sklearn.multiclass`.
+    binary FDAs, combined as every estimator of :mod:`methods` does
+    (:mod:`methods._multiclass`).
 
     Parameters
     ----------
@@ -112,16 +118,16 @@ class FDA(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
     ----------
     classes_ : ndarray of shape (n_classes,)
         Class labels.
-    coef_ : ndarray of shape (1, n_features)
-        :math:`w`; ``kernel="linear"`` with two classes only.
-    dual_coef_ : ndarray of shape (1, n_train)
-        :math:`\alpha`; other kernels with two classes only.
-    intercept_ : ndarray of shape (1,)
-        :math:`b`; two classes only.
+    coef_ : ndarray of shape (n_problems, n_features)
+        :math:`w` of each binary problem; ``kernel="linear"`` only.
+    dual_coef_ : ndarray of shape (n_problems, n_train)
+        :math:`\alpha` of each binary problem (0 outside it); other kernels only.
+    intercept_ : ndarray of shape (n_problems,)
+        :math:`b` of each binary problem. ``n_problems`` is 1 for two classes,
+        else one per pair ("ovo") or per class ("ovr"), see
+        :mod:`methods._multiclass`.
     X_fit_ : ndarray of shape (n_train, n_features)
-        Training points (not with ``kernel="precomputed"``); two classes only.
-    estimator_ : OneVsOneClassifier or OneVsRestClassifier
-        The fitted binary FDAs, with more than two classes only.
+        Training points (not with ``kernel="precomputed"``).
     n_features_in_ : int
         Number of features, or of training points with ``kernel="precomputed"``.
 
@@ -232,41 +238,38 @@ class FDA(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
                 )
         for attr in _FITTED:
             self.__dict__.pop(attr, None)
-        self.classes_ = np.unique(y)
-        n_classes = self.classes_.shape[0]
-        if n_classes < 2:
-            raise ValueError(
-                f"FDA needs training samples of at least 2 classes; y has {n_classes} "
-                f"class ({self.classes_[0]}). Fit on data that contain both "
-                "classes (e.g. stratified folds)."
-            )
-        if n_classes > 2:
-            wrapper = (
-                OneVsOneClassifier if self.multiclass == "ovo" else OneVsRestClassifier
-            )
-            self.estimator_ = wrapper(clone(self)).fit(X, y)
-            return self
-
-        pos = y == self.classes_[1]
+        self.classes_, y_idx = encode_classes(y, "FDA")
+        problems = binary_problems(y_idx, self.classes_.shape[0], self.multiclass)
+        n = X.shape[0]
         if not self._precomputed:
             self.X_fit_ = X
         if self._primal:
             Xf = self._features(X)
-            m1, m0 = Xf[pos].mean(axis=0), Xf[~pos].mean(axis=0)
-            C1, C0 = Xf[pos] - m1, Xf[~pos] - m0
-            S_W = C1.T @ C1 + C0.T @ C0
-            w = _regularized_solve(S_W, self.reg, m1 - m0)
-            self.coef_ = w[None, :]
-            self.intercept_ = np.array([-0.5 * (w @ m1 + w @ m0)])
+            self.coef_ = np.zeros((len(problems), X.shape[1]))
         else:
             K = X if self._precomputed else self._gram(X)
-            K1, K0 = K[:, pos], K[:, ~pos]
-            M1, M0 = K1.mean(axis=1), K0.mean(axis=1)
-            C1, C0 = K1 - M1[:, None], K0 - M0[:, None]
-            N = C1 @ C1.T + C0 @ C0.T
-            alpha = _regularized_solve(N, self.reg, M1 - M0)
-            self.dual_coef_ = alpha[None, :]
-            self.intercept_ = np.array([-0.5 * (alpha @ M1 + alpha @ M0)])
+            self.dual_coef_ = np.zeros((len(problems), n))
+        self.intercept_ = np.zeros(len(problems))
+        for p, (idx, y_pm) in enumerate(problems):
+            whole = idx.shape[0] == n
+            pos = y_pm > 0
+            if self._primal:
+                Xp = Xf if whole else Xf[idx]
+                m1, m0 = Xp[pos].mean(axis=0), Xp[~pos].mean(axis=0)
+                C1, C0 = Xp[pos] - m1, Xp[~pos] - m0
+                S_W = C1.T @ C1 + C0.T @ C0
+                w = _regularized_solve(S_W, self.reg, m1 - m0)
+                self.coef_[p] = w
+                self.intercept_[p] = -0.5 * (w @ m1 + w @ m0)
+            else:
+                Kp = K if whole else K[np.ix_(idx, idx)]
+                K1, K0 = Kp[:, pos], Kp[:, ~pos]
+                M1, M0 = K1.mean(axis=1), K0.mean(axis=1)
+                C1, C0 = K1 - M1[:, None], K0 - M0[:, None]
+                N = C1 @ C1.T + C0 @ C0.T
+                alpha = _regularized_solve(N, self.reg, M1 - M0)
+                self.dual_coef_[p, idx] = alpha
+                self.intercept_[p] = -0.5 * (alpha @ M1 + alpha @ M0)
         return self
 
     def _validate_predict_X(self, X) -> np.ndarray:
@@ -303,12 +306,17 @@ class FDA(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X = self._validate_predict_X(X)
-        if hasattr(self, "estimator_"):
-            return self.estimator_.decision_function(X)
         if self._primal:
-            return self._features(X) @ self.coef_[0] + self.intercept_[0]
-        K = X if self._precomputed else self._gram(X, self.X_fit_)
-        return K @ self.dual_coef_[0] + self.intercept_[0]
+            F, W = self._features(X), self.coef_
+        else:
+            F = X if self._precomputed else self._gram(X, self.X_fit_)
+            W = self.dual_coef_
+        D = np.empty((X.shape[0], W.shape[0]))
+        for p in range(W.shape[0]):
+            # one matrix-vector product per problem: the two-class path is exactly
+            # f(x) = <w, x> + b as fld computes it
+            D[:, p] = F @ W[p] + self.intercept_[p]
+        return combine_decisions(D, self.classes_.shape[0], self.multiclass)
 
     def predict(self, X) -> np.ndarray:
         """Predict class labels.
@@ -325,8 +333,4 @@ class FDA(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
             ``classes_[1]`` where the decision function is positive, else
             ``classes_[0]``; with more classes the vote of the binary FDAs.
         """
-        check_is_fitted(self)
-        if hasattr(self, "estimator_"):
-            return self.estimator_.predict(self._validate_predict_X(X))
-        scores = self.decision_function(X)
-        return self.classes_[(scores > 0).astype(int)]
+        return predict_from_decision(self.decision_function(X), self.classes_)

@@ -1,7 +1,7 @@
 r"""The SVM family of mlsvm Table I: SVM, SVM_m, eps-SVM and SVM-FDA.
 
 All four solve a dual of the box-QP form of :mod:`methods._qp` and share
-:class:`~methods._base.BaseKernelSVM` (kernels, one-vs-one, prediction).
+:class:`~methods.svm._base.BaseKernelSVM` (kernels, one-vs-one, prediction).
 
 **Scale of C.** The duals are those the paper writes (mlsvm Eq. (15)), which are
 the duals of primals with :math:`\tfrac12\|w\|^2` (LIBSVM's convention); the
@@ -26,8 +26,8 @@ import numpy as np
 from scipy.linalg import cho_factor, cho_solve, solve_triangular
 from sklearn.utils._param_validation import Interval
 
-from methods._base import BaseKernelSVM
 from methods._qp import BoxQP, csvm_dual, svmm_dual
+from methods.svm._base import BaseKernelSVM
 
 _POSITIVE = Interval(Real, 0.0, None, closed="neither")
 
@@ -47,7 +47,7 @@ class SVM(BaseKernelSVM):
     C : float, default=1.0
         Penalty of the margin slacks (LIBSVM's ``C``).
     kernel, degree, sigma, normalize, solver, tol, max_iter, check_psd
-        See :class:`~methods._base.BaseKernelSVM`.
+        See :class:`~methods.svm._base.BaseKernelSVM`.
 
     Attributes
     ----------
@@ -82,7 +82,7 @@ class SVM(BaseKernelSVM):
     Examples
     --------
     >>> from sklearn.datasets import load_iris
-    >>> from methods._svm import SVM
+    >>> from methods.svm import SVM
     >>> X, y = load_iris(return_X_y=True)
     >>> SVM(C=1.0).fit(X, y).score(X, y) > 0.9
     True
@@ -159,7 +159,7 @@ class SVMm(BaseKernelSVM):
     epsilon : float, default=3.0
         Band width relative to the margin (mlsvm Sec. VII uses 3).
     kernel, degree, sigma, normalize, solver, tol, max_iter, check_psd
-        See :class:`~methods._base.BaseKernelSVM`.
+        See :class:`~methods.svm._base.BaseKernelSVM`.
 
     Attributes
     ----------
@@ -178,7 +178,7 @@ class SVMm(BaseKernelSVM):
     --------
     >>> from sklearn.datasets import load_breast_cancer
     >>> from sklearn.preprocessing import StandardScaler
-    >>> from methods._svm import SVMm
+    >>> from methods.svm import SVMm
     >>> X, y = load_breast_cancer(return_X_y=True)
     >>> X = StandardScaler().fit_transform(X)
     >>> SVMm(C=1.0, epsilon=3.0).fit(X, y).score(X, y) > 0.95
@@ -248,7 +248,7 @@ class EpsSVM(BaseKernelSVM):
         Penalty of :math:`\eta`, the distance beyond the margin hyperplane; None
         means ``C / 3`` (mlsvm Sec. VII).
     kernel, degree, sigma, normalize, solver, tol, max_iter, check_psd
-        See :class:`~methods._base.BaseKernelSVM`.
+        See :class:`~methods.svm._base.BaseKernelSVM`.
 
     Attributes
     ----------
@@ -361,7 +361,7 @@ class SVMFDA(BaseKernelSVM):
     kernel : {"linear"}, default="linear"
         Any other value raises ``ValueError``.
     normalize, solver, tol, max_iter, check_psd
-        See :class:`~methods._base.BaseKernelSVM` (``degree`` and ``sigma`` are
+        See :class:`~methods.svm._base.BaseKernelSVM` (``degree`` and ``sigma`` are
         unused).
 
     Attributes
