@@ -93,7 +93,7 @@ def noisy_split(name: str, donor: str) -> tuple:
 
 def experiment(data: tuple, solver: str) -> dict:
     """One experiment of Table 1: WRBF and RBF fits plus test predictions."""
-    from methods._wrbf import WRBFSVM
+    from methods import WRBFSVM
 
     X, y, Xt, yt, _ = data
     t0 = time.perf_counter()
@@ -153,9 +153,7 @@ def main() -> None:
     threadpool_limits(1)
     from sklearn.svm import SVC
 
-    from methods._wrbf import _resolve_solver
-
-    print(f"solver={args.solver!r} (resolves to {_resolve_solver(args.solver)!r})")
+    print(f"solver={args.solver!r}")
     data = noisy_split("pima", "iris")
     X, y = data[0], data[1]
     print(f"pima + iris noise: {data[4]} data, train {X.shape}, test {data[2].shape}")
