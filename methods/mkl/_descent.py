@@ -32,13 +32,6 @@ Stopping ([2], Sec. 4.2): the relative duality gap
 
 (for SimpleMKL, :math:`-p^\top z = \sum_i \alpha_i`), or a maximal weight change below
 ``weight_tol``, or ``max_iter`` outer iterations.
-
-Scale of C. mlsvm Eq. (22) writes ``C1/2 sum xi`` next to ``1/2 sum <w_k, w_k>/mu_k``,
-which would put the box at ``C1/2``; mlsvm Eq. (15) (SVM_m) and [2] (SimpleMKL) put it
-at ``C``. We use the box ``0 <= alpha <= C``, ``0 <= beta <= C2`` of Eq. (15), so that
-with one kernel MKL_m is exactly SVM_m and SimpleMKL is exactly the C-SVM of SVC.
-Likewise mlsvm Eq. (2) writes a squared-slack, p-norm MKL_gamma; the SimpleMKL the
-paper runs (Sec. VII) is the hinge-loss, 1-norm MKL of [2], implemented here.
 """
 
 from __future__ import annotations

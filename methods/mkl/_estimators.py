@@ -14,24 +14,10 @@ inner SVM-like dual at fixed :math:`\mu`:
   :math:`g = y \circ (\alpha - \beta)`;
 - ε-MKL: MKL_m with :math:`\varepsilon = 0`.
 
-By Danskin's theorem the gradient is (mlsvm Sec. VI-B, below Eq. (23))
-
-.. math:: \partial J / \partial \mu_k = -\tfrac12 \sum_{ij} (\alpha_i - \beta_i)
-    (\alpha_j - \beta_j) y_i y_j K_k(x_i, x_j) = -\tfrac12 g^\top K_k g ,
-
-with :math:`\beta = 0` for SimpleMKL. The outer loop is SimpleMKL's reduced-gradient
-descent ([2], Sec. 3 and Algorithm 1): the gradient is reduced with respect to the
-largest weight, components that would leave the simplex are zeroed, the step first
-runs to the boundary while that lowers :math:`J`, then a golden-section line search
-on :math:`J` picks the step. Inner problems are warm-started from the previous ``z``.
-
-Stopping ([2], Sec. 4.2): the relative duality gap
-
-.. math:: \frac{J(\mu) - \big(-p^\top z - \max_k \tfrac12 g^\top K_k g\big)}{J(\mu)}
-    = \frac{\max_k \tfrac12 g^\top K_k g - \sum_k \mu_k \tfrac12 g^\top K_k g}{J(\mu)}
-
-(for SimpleMKL, :math:`-p^\top z = \sum_i \alpha_i`), or a maximal weight change below
-``weight_tol``, or ``max_iter`` outer iterations.
+The descent of :math:`J` (gradient, steps, stopping) is
+:func:`methods.mkl._descent.reduced_gradient_mkl`; the base kernels and their
+normalization are :mod:`methods.mkl._bank`. More than two classes: one-vs-one
+(:mod:`methods._multiclass`), each pair with its own weights.
 
 Scale of C. mlsvm Eq. (22) writes ``C1/2 sum xi`` next to ``1/2 sum <w_k, w_k>/mu_k``,
 which would put the box at ``C1/2``; mlsvm Eq. (15) (SVM_m) and [2] (SimpleMKL) put it
@@ -211,7 +197,7 @@ n_kernels)
                 stacklevel=3,
             )
 
-    def _pair_decisions(self, X) -> np.ndarray:
+    def _problem_decisions(self, X) -> np.ndarray:
         check_is_fitted(self)
         stack = self._test_stack(X)
         n_test, n_train, m = stack.shape
@@ -236,7 +222,7 @@ n_kernels)
             term in (-1/3, 1/3) from the summed pair decisions (the "ovr" shape of
             SVC), whose argmax is the prediction.
         """
-        return combine_decisions(self._pair_decisions(X), self.classes_.shape[0])
+        return combine_decisions(self._problem_decisions(X), self.classes_.shape[0])
 
     def predict(self, X) -> np.ndarray:
         """Predicted class labels.

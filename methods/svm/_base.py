@@ -2,8 +2,9 @@ r"""Shared base of the kernel SVM estimators (mlsvm Sec. II-A, III, IV-B).
 
 :class:`BaseKernelSVM` does everything but build the dual: kernel computation
 (named kernel, callable or precomputed Gram), input validation, label encoding,
-one-vs-one decomposition, the call to :func:`methods._qp.solve_box_qp`, fitted
-attributes, convergence reporting and prediction. A subclass supplies the dual.
+one-vs-one decomposition (:mod:`methods._multiclass`), the call to
+:func:`methods._qp.solve_box_qp`, fitted attributes, convergence reporting and
+prediction. A subclass supplies the dual.
 
 Hooks a subclass writes (required, then optional):
 
@@ -12,8 +13,8 @@ Hooks a subclass writes (required, then optional):
   {-1, +1} and their features ``X`` (None for a precomputed kernel).
 - ``supported_kernels`` (optional): the kernel specs the method accepts; the
   default is every named kernel, a callable and "precomputed".
-- ``_pair_decisions(X)`` (optional): decision values of every one-vs-one problem
-  for test inputs, shape (n_test, n_pairs); the default is the dual expansion
+- ``_problem_decisions(X)`` (optional): decision values of every binary problem
+  for test inputs, shape (n_test, n_problems); the default is the dual expansion
   :math:`f(x) = \sum_i \text{dual\_coef}_i k(x, x_i) + \text{intercept}`.
 """
 
@@ -238,7 +239,7 @@ class BaseKernelSVM(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         return self
 
     # --------------------------------------------------------------- predict
-    def _pair_decisions(self, X: np.ndarray) -> np.ndarray:
+    def _problem_decisions(self, X: np.ndarray) -> np.ndarray:
         sv = self.support_
         if self._precomputed:
             K = X[:, sv]
@@ -265,7 +266,7 @@ class BaseKernelSVM(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X = self._validate_test_input(X)
-        return combine_decisions(self._pair_decisions(X), len(self.classes_))
+        return combine_decisions(self._problem_decisions(X), len(self.classes_))
 
     def predict(self, X) -> np.ndarray:
         """Predicted class labels (one-vs-one vote for more than two classes).

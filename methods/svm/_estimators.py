@@ -456,5 +456,5 @@ converged_, X_fit_
         del self._transforms
         return self
 
-    def _pair_decisions(self, X: np.ndarray) -> np.ndarray:
+    def _problem_decisions(self, X: np.ndarray) -> np.ndarray:
         return self._features(X) @ self.coef_.T + self.intercept_
