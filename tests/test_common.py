@@ -73,6 +73,8 @@ def test_every_public_estimator_is_checked():
         and hasattr(getattr(methods, name), "fit")
     }
     assert public <= checked, f"not under the estimator checks: {public - checked}"
+    conventions = {type(e).__name__ for e in CONVENTION_ESTIMATORS}
+    assert public <= conventions, f"not under the conventions: {public - conventions}"
 
 
 @parametrize_with_checks(ESTIMATORS, expected_failed_checks=_expected_failures)
