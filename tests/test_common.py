@@ -23,7 +23,7 @@ from methods import (
     SimpleMKL,
     SVMm,
 )
-from methods._multiclass import class_pairs, ovo_scores
+from methods._multiclass import binary_problems, class_pairs, ovo_scores
 from methods.kernels import KernelSpec, kernel_stack, pairwise_kernel
 from runners.protocols import solver_diagnostics
 
@@ -237,6 +237,15 @@ def test_fitted_attributes_and_dual_coef_shape(est, n_classes):
     assert model.intercept_.shape == (n_problems,)
     if hasattr(model, "dual_coef_"):
         assert model.dual_coef_.shape == (n_problems, X.shape[0])
+        _, y_idx = np.unique(y, return_inverse=True)
+        problems = binary_problems(y_idx, n_classes, _scheme(est))
+        for coef, (idx, labels) in zip(model.dual_coef_, problems, strict=True):
+            # row p lives on problem p's samples only ...
+            assert not np.any(np.delete(coef, idx))
+            if isinstance(model, (SVM, SimpleMKL, WRBFSVM)):
+                # ... and, for the C-SVM duals (y_i alpha_i, alpha >= 0), carries
+                # the sign of the problem's labels: +1 is classes_[j] of pair (i, j)
+                assert np.all(coef[idx] * labels >= 0)
     else:  # the primal estimators (linear FDA, SVM-FDA also has both)
         assert model.coef_.shape == (n_problems, X.shape[1])
     if isinstance(model, FDA):
