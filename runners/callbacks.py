@@ -251,9 +251,10 @@ def summarize(
     ]
     lines = [f"kml-run summary: {', '.join(parts)} ({len(outcomes) + missing} runs)"]
     for o in failures:
+        reason = str(o.get("reason") or "no reason recorded")
         lines.append(
             f"  FAILED {o.get('dataset', '?')} {o.get('label', '?')}: "
-            f"{o.get('reason', 'no reason recorded')}"
+            + reason.replace("\n", "\n    ")
         )
         lines.append(f"         record: {o.get('record', 'none written')}")
     if missing:

@@ -428,10 +428,7 @@ def main(cfg: DictConfig) -> dict[str, Any]:
     ``runners.callbacks.RunSummary`` prints the closing summary (of the run, or of
     the whole sweep) and exits with status 1 when a run failed.
     """
-    record, outcome = run_job_outcome(cfg)
-    if record["status"] == "error":
-        log.error("%s failed: %s", record["label"], record["reason"])
-    return outcome
+    return run_job_outcome(cfg)[1]  # its progress line has already said how it went
 
 
 if __name__ == "__main__":
