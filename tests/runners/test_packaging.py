@@ -33,8 +33,8 @@ def _imported_modules() -> set[str]:
             for node in ast.walk(ast.parse(path.read_text())):
                 if isinstance(node, ast.Import):
                     names |= {a.name.split(".")[0] for a in node.names}
-                elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                    names.add(node.module.split(".")[0])
+                elif isinstance(node, ast.ImportFrom) and not node.level:
+                    names.add((node.module or "").split(".")[0])
     return names
 
 
