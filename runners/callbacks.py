@@ -222,9 +222,6 @@ class ConfigCheck(Callback):
         log.debug("checked %d job configs in %.1f s", n, time.perf_counter() - tic)
 
 
-FAILED = ("error", "missing")
-
-
 def summarize(
     outcomes: Sequence[Mapping[str, Any]], total: int | None = None
 ) -> tuple[str, int]:

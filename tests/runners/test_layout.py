@@ -29,3 +29,17 @@ def test_worker_processes_import_the_real_packages():
     origins = Parallel(n_jobs=2)(delayed(_origin)(n) for n in names)
     for name, origin in zip(names, origins):
         assert origin == str(REPO / name / "__init__.py"), (name, origin)
+
+
+def test_a_test_may_set_an_environment_variable():
+    import os
+
+    os.environ["KML_LEAK_PROBE"] = "set by the test above"  # the guard undoes it
+
+
+def test_the_next_test_does_not_see_it():
+    import os
+
+    assert "KML_LEAK_PROBE" not in os.environ
+    # and no test writes into the checkout's results/ by default
+    assert Path(os.environ["KML_RESULTS"]).resolve() != (REPO / "results").resolve()
