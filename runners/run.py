@@ -195,7 +195,7 @@ def build_input(
         )
         grams = [K]
     if check_psd:
-        from methods._base import check_psd_kernel
+        from methods import check_psd_kernel
 
         for k, G in enumerate(grams):
             check_psd_kernel(

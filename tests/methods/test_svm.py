@@ -1,4 +1,4 @@
-"""The SVM estimators (methods/_svm.py, methods/_base.py)."""
+"""The SVM estimators (methods/svm/).
 
 from __future__ import annotations
 
