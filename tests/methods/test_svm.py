@@ -1,4 +1,4 @@
-"""The SVM estimators (methods/svm/).
+"""The SVM estimators (methods/svm/)."""
 
 from __future__ import annotations
 
