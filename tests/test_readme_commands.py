@@ -110,8 +110,16 @@ def _case_single_run(tmp: Path, line: str) -> None:
 
 
 def _case_report(tmp: Path, line: str) -> None:
-    _kml_run_sweep(tmp, ["experiment=mlsvm_table1", "dataset=sonar"])
     args = shlex.split(line)[1:]
+    if "--variants" in args:  # a smoke run is a variant of the experiment
+        _kml_run_sweep(tmp, ["experiment=mlsvm_table1", "dataset=sonar"])
+    else:  # one cell of the experiment's own config (FDA: no grid, fast)
+        out = _run(
+            [_exe("kml-run"), "experiment=mlsvm_table1", "dataset=sonar",
+             "method=fda", "kernel=linear"],
+            tmp,
+        )
+        assert out.returncode == 0, out.text
     out_dir = tmp / "report"
     out = _run(
         [_exe("kml-report"), *args, "--results", str(tmp / "results"),
