@@ -11,8 +11,10 @@ from reports.error_tables import (
     build_error_table,
     error_table_latex,
     error_table_markdown,
+    missing_cells,
 )
-from reports.records import GENERATED_DIR, load_records, records_frame
+from reports.guard import guard_table, output_dir
+from reports.records import load_records, records_frame
 from reports.render import write_csv, write_text
 
 TABLE1_NOTES = [
@@ -71,7 +73,7 @@ def _error_table(
 
 def table1(
     results_root: str | Path,
-    out_dir: Path | None = None,
+    out_dir: str | Path | None = None,
     mcnemar_method: str = "chi2_cc",
     variants: bool = False,
 ) -> Path:
@@ -80,11 +82,12 @@ def table1(
     ``variants=True`` also uses runs with command-line overrides (e.g. a smoke
     protocol); by default only runs of the experiment's own config fill the table.
     """
-    out_dir = out_dir or GENERATED_DIR / "mlsvm"
+    out_dir = output_dir("mlsvm", out_dir)
     records, t, md = _error_table(
         results_root, "table1", "Table I", TABLE1_NOTES, mcnemar_method, ("fda",),
         variants,
     )
+    guard_table(out_dir / "table1.csv", t.cells, missing=missing_cells(t))
     _write_error_table(
         t, out_dir, "table1", md, "10-fold CV error (%) of the mlsvm Table I methods,"
     )
@@ -121,6 +124,8 @@ def fig2(records, out_dir: Path, dataset_order, method_order, names) -> None:
     import matplotlib.pyplot as plt
 
     df = records_frame(records)
+    if df.empty:
+        return
     df = df[df.status == "ok"]
     if df.empty:
         return
@@ -194,7 +199,7 @@ TABLE2_NOTES = [
 
 def table2(
     results_root: str | Path,
-    out_dir: Path | None = None,
+    out_dir: str | Path | None = None,
     mcnemar_method: str = "chi2_cc",
     variants: bool = False,
 ) -> Path:
@@ -204,11 +209,12 @@ def table2(
     """
     from methods.kernels import bank20
 
-    out_dir = out_dir or GENERATED_DIR / "mlsvm"
+    out_dir = output_dir("mlsvm", out_dir)
     records, t, md = _error_table(
         results_root, "table2", "Table II", TABLE2_NOTES, mcnemar_method,
         variants=variants,
     )
+    guard_table(out_dir / "table2.csv", t.cells, missing=missing_cells(t))
     labels = [s.label for s in bank20()]
     rows = []
     for r in records:
