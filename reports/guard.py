@@ -51,6 +51,10 @@ def _hint_for(root: Path, experiment: str) -> str:
     return ""
 
 
+# experiments whose records are not made by one plain `kml-run experiment=<name>`
+RUN_COMMANDS = {"mlsvm_table1_checks": "make check-table1"}
+
+
 def require_store(results_root: str | Path, experiment: str) -> Path:
     """The folder of ``experiment``'s records under ``results_root``, or a ReportError.
 
@@ -62,7 +66,8 @@ def require_store(results_root: str | Path, experiment: str) -> Path:
         f"expected the result store kml-run writes (paths.results: ./results or "
         f"$KML_RESULTS), holding {experiment}/<dataset>/<run>.json"
     )
-    fix = f"Run `kml-run experiment={experiment}` first, or pass --results DIR."
+    command = RUN_COMMANDS.get(experiment, f"kml-run experiment={experiment}")
+    fix = f"Run `{command}` first, or pass --results DIR."
     if not root.exists():
         raise ReportError(
             f"result folder {root} does not exist; {expected}. {fix}"

@@ -162,8 +162,12 @@ def load_records(
     *,
     code_version: str | None = None,
     variants: bool = False,
+    per_config: bool = False,
 ) -> list[dict[str, Any]]:
     """The newest record per (dataset, method, kernel, seed) of ``experiment``.
+
+    ``per_config=True``: the newest per config key instead, so runs of one cell
+    with different overrides are all kept (the checks of Table I).
 
     Only records of the experiment's own config count (:func:`is_own_run`, from the
     ``overrides`` each record stores; records without them fall back to
@@ -204,7 +208,11 @@ def load_records(
             if not own:
                 skipped.append(f"{rec['dataset']}/{rec['label']}")
                 continue
-        k = (rec["dataset"], rec["method"], rec["kernel"], rec["seed"])
+        k = (
+            (rec["key"],)
+            if per_config
+            else (rec["dataset"], rec["method"], rec["kernel"], rec["seed"])
+        )
         if k not in newest or rec.get("finished", "") > newest[k].get("finished", ""):
             newest[k] = rec
     if recomposed:
