@@ -1,21 +1,29 @@
-"""Hydra callbacks of ``kml-run``: the size and progress counter of a multirun sweep.
+"""Hydra callbacks of ``kml-run``: config checks, progress counter, closing summary.
 
 A sweep's jobs run in worker processes (joblib/loky locally, SLURM on a cluster) that
 see only their own overrides, so the parent computes the number of jobs once and
 hands it, with a fresh progress file, to the workers through environment variables.
+Each job appends its outcome (status, label, reason, record path) to that file as one
+JSON line; the parent reads them back for the closing summary and exits non-zero when
+a run failed. Before the launcher starts any job, the parent composes the sweep's job
+configs and checks them (:func:`runners.config_schema.validate_config`), so a typo
+stops the sweep before it writes a single error record.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import os
+import sys
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.errors import ConfigCompositionException
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
@@ -45,12 +53,18 @@ def sweep_size(
     )
 
 
+def _sweeper_params(config: DictConfig) -> dict[str, Any]:
+    """The experiment's ``hydra.sweeper.params`` (empty for a command-line sweep)."""
+    params = config.hydra.sweeper.get("params")
+    return OmegaConf.to_container(params, resolve=False) if params else {}
+
+
 class SweepProgress(Callback):
     """Counts the jobs of a multirun and resets its progress file."""
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         hc = config.hydra
-        params = OmegaConf.to_container(hc.sweeper.get("params") or {}, resolve=False)
+        params = _sweeper_params(config)
         try:
             os.environ[SIZE_ENV] = str(sweep_size(params, hc.overrides.task))
         except Exception as exc:  # e.g. glob() sweeps need Hydra's config loader
@@ -70,8 +84,11 @@ class SweepProgress(Callback):
         os.environ[PROGRESS_ENV] = str(progress.resolve())
 
 
-def record_progress(line: str) -> int | None:
+def record_progress(line: str | Mapping[str, Any]) -> int | None:
     """Append a finished job to the sweep's progress file; the number done so far.
+
+    ``line`` is a job's outcome (:func:`runners.run.run_job_outcome`), stored as one
+    JSON line for the closing summary, or plain text.
 
     ``None`` outside a multirun, or when the file cannot be used (a worker without
     the sweep's file system): the counter is a display, never a reason to fail a
@@ -82,6 +99,8 @@ def record_progress(line: str) -> int | None:
     if not path:
         return None
     try:
+        if not isinstance(line, str):
+            line = json.dumps(dict(line), default=str)  # no newline inside
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             os.write(fd, (line.replace("\n", " ") + "\n").encode())
@@ -96,3 +115,210 @@ def record_progress(line: str) -> int | None:
 def total_jobs() -> int | None:
     value = os.environ.get(SIZE_ENV)
     return int(value) if value else None
+
+
+# Keys that cannot change the checked sections (kernel, protocol, search): the dataset
+# and method files are in their own packages. Jobs that differ only in these share
+# one check, so a sweep of 140 jobs composes a handful of configs, not 140.
+_INERT_KEYS = ("seed", "force", "raise_errors", "blas_threads")
+_INERT_GROUPS = ("dataset", "method")
+
+
+def sweep_jobs(config: DictConfig) -> list[list[str]]:
+    """The override list of every job Hydra's basic sweeper launches for ``config``.
+
+    The sweeper's own expansion (:meth:`BasicSweeper.split_arguments`) of the
+    experiment's ``hydra.sweeper.params`` followed by the command line.
+    """
+    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+    from hydra.core.global_hydra import GlobalHydra
+
+    lines = [f"{k}={v}" for k, v in _sweeper_params(config).items()]
+    lines += list(config.hydra.overrides.task)
+    gh = GlobalHydra.instance()
+    loader = gh.config_loader() if gh.is_initialized() else None
+    parser = OverridesParser.create(config_loader=loader)
+    batches = BasicSweeper.split_arguments(parser.parse_overrides(lines), None)
+    return [list(job) for batch in batches for job in batch]
+
+
+def _check_signature(job: Sequence[str], conf_dir: Path) -> tuple[str, ...]:
+    pair_files = (conf_dir / "dataset_method").is_dir()
+    keep = []
+    for line in job:
+        key = line.split("=", 1)[0].lstrip("+~")
+        top = key.split(".", 1)[0].split("@", 1)[0]
+        if key in _INERT_KEYS or (top in _INERT_GROUPS and not pair_files):
+            continue
+        keep.append(line)
+    return tuple(keep)
+
+
+def check_sweep(config: DictConfig, compose=None) -> int:
+    """Compose and check every job of a sweep; the number of configs composed.
+
+    Raises ``ConfigCompositionException`` naming each bad key, the allowed values and
+    the overrides of a job that has it, before the launcher starts any job.
+    """
+    from runners.config_schema import ConfigError, validate_config
+    from runners.run import CONF_DIR
+
+    if compose is None:
+        from hydra.core.global_hydra import GlobalHydra
+
+        loader = GlobalHydra.instance().config_loader()
+
+        def compose(job: list[str]) -> DictConfig:
+            return loader.load_sweep_config(config, job)
+
+    seen: dict[tuple[str, ...], None] = {}
+    for job in sweep_jobs(config):
+        seen.setdefault(_check_signature(job, Path(CONF_DIR)), None)
+    errors: dict[str, list[str]] = {}
+    for signature in seen:
+        try:
+            validate_config(compose(list(signature)))
+        except ConfigError as exc:
+            errors.setdefault(str(exc), list(signature))
+        except ConfigCompositionException as exc:
+            cause = f"\n{exc.__cause__}" if exc.__cause__ is not None else ""
+            errors.setdefault(f"{exc}{cause}", list(signature))
+    if errors:
+        text = "\n".join(
+            f"{message}\n  (job overrides: {' '.join(job)})"
+            for message, job in errors.items()
+        )
+        raise ConfigCompositionException(
+            f"kml-run: no job was started; fix the config first.\n{text}"
+        )
+    return len(seen)
+
+
+def _stop(message: str) -> None:
+    """Stop ``kml-run`` with exit status 1 (Hydra turns a callback's exception into
+    a warning and carries on, so only ``SystemExit`` stops it)."""
+    sys.stderr.write(message.rstrip() + "\n")
+    sys.stderr.flush()
+    raise SystemExit(1)
+
+
+class ConfigCheck(Callback):
+    """Checks the run's config, or every job's config of a sweep, before any job."""
+
+    def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
+        from runners.config_schema import ConfigError, validate_config
+
+        try:
+            validate_config(config)
+        except ConfigError as exc:
+            _stop(f"kml-run: no run was started: {exc}")
+
+    def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        tic = time.perf_counter()
+        try:
+            n = check_sweep(config)
+        except ConfigCompositionException as exc:
+            _stop(str(exc))
+        log.debug("checked %d job configs in %.1f s", n, time.perf_counter() - tic)
+
+
+def summarize(
+    outcomes: Sequence[Mapping[str, Any]], total: int | None = None
+) -> tuple[str, int]:
+    """The closing summary of a run or sweep, and the number of failed runs.
+
+    ``outcomes`` are the jobs' outcome dicts (status ``ok``, ``cached``, ``skip`` or
+    ``error``); jobs of ``total`` that reported nothing (a worker killed mid-job)
+    count as failed.
+    """
+    counts = {"ok": 0, "cached": 0, "skip": 0, "error": 0}
+    failures = []
+    for o in outcomes:
+        status = o.get("status")
+        counts[status if status in counts else "error"] += 1
+        if status not in ("ok", "cached", "skip"):
+            failures.append(o)
+    missing = max(0, (total or 0) - len(outcomes))
+    n_failed = counts["error"] + missing
+    parts = [
+        f"{counts['ok']} ok",
+        f"{counts['cached']} cached",
+        f"{counts['skip']} skipped",
+        f"{n_failed} failed",
+    ]
+    lines = [f"kml-run summary: {', '.join(parts)} ({len(outcomes) + missing} runs)"]
+    for o in failures:
+        reason = str(o.get("reason") or "no reason recorded")
+        lines.append(
+            f"  FAILED {o.get('dataset', '?')} {o.get('label', '?')}: "
+            + reason.replace("\n", "\n    ")
+        )
+        lines.append(f"         record: {o.get('record', 'none written')}")
+    if missing:
+        lines.append(
+            f"  {missing} runs reported no outcome (a worker killed mid-run?); "
+            "rerun the same command to complete them"
+        )
+    if n_failed:
+        lines.append(
+            "  failed runs are retried by the next sweep; fix the cause and rerun "
+            "the same command"
+        )
+    return "\n".join(lines), n_failed
+
+
+def read_outcomes(path: str | os.PathLike) -> list[dict[str, Any]]:
+    """The JSON outcome lines of a sweep's progress file (other lines skipped)."""
+    outcomes = []
+    try:
+        text = Path(path).read_text()
+    except OSError:
+        return outcomes
+    for line in text.splitlines():
+        try:
+            item = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(item, dict):
+            outcomes.append(item)
+    return outcomes
+
+
+class RunSummary(Callback):
+    """Logs the closing summary and exits with status 1 when any run failed.
+
+    Registered first in ``hydra.callbacks`` so that its end hooks run last (Hydra
+    calls end hooks in reverse order).
+    """
+
+    def on_run_end(self, config: DictConfig, **kwargs: Any) -> None:
+        from hydra.core.utils import JobStatus
+
+        ret = kwargs.get("job_return")
+        if ret is None:
+            return
+        if ret.status != JobStatus.COMPLETED:  # Hydra reraises it after this hook
+            outcome = {"status": "error", "reason": repr(ret._return_value)}
+        else:
+            outcome = ret.return_value
+        if not isinstance(outcome, Mapping):
+            return
+        _finish(summarize([outcome]))
+
+    def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
+        path = os.environ.get(PROGRESS_ENV)
+        if not path:
+            log.warning(
+                "kml-run summary unavailable: no progress file (see the records "
+                "under %s)",
+                config.paths.results,
+            )
+            return
+        _finish(summarize(read_outcomes(path), total_jobs()))
+
+
+def _finish(summary: tuple[str, int]) -> None:
+    text, n_failed = summary
+    (log.error if n_failed else log.info)("%s", text)
+    if n_failed:
+        sys.exit(1)

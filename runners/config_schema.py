@@ -1,15 +1,48 @@
-"""Structured-config schemas: a typo in a protocol or kernel file fails at compose time.
+"""Structured-config schemas and checks: a bad config fails before any job starts.
 
 The YAML files in ``conf/protocol``, ``conf/kernel`` and ``conf/dataset`` list their
-schema first in their defaults (``- base_protocol``), so Hydra type-checks every key.
+schema first in their defaults (``- base_protocol``), so Hydra type-checks every key
+and the enum fields (``protocol.kind``, ``preprocess``, ``preprocess_scope``) when it
+composes a config, for every job of a sweep. Value checks that a type cannot express
+(``kernel.sigma > 0``, fractions in (0, 1), non-empty grids) are in
+:func:`validate_config`; the runner calls it on every composed config before a job
+starts (``runners.callbacks.ConfigCheck`` for the jobs of a sweep).
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any, Optional
 
 from hydra.core.config_store import ConfigStore
+from omegaconf import DictConfig, OmegaConf
+
+from datasets._spec import PREPROCESSING_STEPS
+from runners.protocols import PROTOCOL_KINDS
+
+PREPROCESS_SCOPES = ("dataset", "fold")
+
+
+class _StrEnum(str, Enum):
+    """Members that print as their plain names (in paths, messages and JSON)."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self.value), spec)
+
+
+ProtocolKind = _StrEnum("ProtocolKind", {k: k for k in PROTOCOL_KINDS})
+Preprocess = _StrEnum("Preprocess", {k: k for k in PREPROCESSING_STEPS})
+PreprocessScope = _StrEnum("PreprocessScope", {k: k for k in PREPROCESS_SCOPES})
+
+
+class ConfigError(ValueError):
+    """A composed config has a value no run can use; the message names key and fix."""
 
 
 @dataclass
@@ -34,7 +67,7 @@ class ProtocolConfig:
     """
 
     name: str = "nested_cv"
-    kind: str = "nested_cv"
+    kind: ProtocolKind = ProtocolKind.nested_cv
     outer_folds: int = 10
     inner_folds: int = 10
     repetitions: int = 1
@@ -42,8 +75,8 @@ class ProtocolConfig:
     val_fraction: float = 0.2
     stratified: bool = True
     shuffle: bool = True
-    preprocess: str = "standardize"
-    preprocess_scope: str = "dataset"
+    preprocess: Preprocess = Preprocess.standardize
+    preprocess_scope: PreprocessScope = PreprocessScope.dataset
     check_psd: bool = True
     description: str = ""
 
@@ -80,8 +113,109 @@ class SearchConfig:
     scoring: str = "accuracy"
 
 
+def _open_grids() -> DictConfig:
+    """The root schema: ``search.grids`` stays open under Hydra's struct mode.
+
+    Hydra closes every dict of a composed config, so adding a grid entry would need
+    ``+search.grids.default.C=[1,10]``; an explicit struct flag on this node survives
+    the merges, and the documented ``search.grids.default.C=[1,10]`` works as written
+    (a typo elsewhere, e.g. ``search.gridz``, is still refused).
+    """
+    node = OmegaConf.create({"search": {"grids": {}}})
+    OmegaConf.set_struct(node.search.grids, False)
+    return node
+
+
 def register_configs() -> None:
     cs = ConfigStore.instance()
+    cs.store(name="base_config", node=_open_grids())
     cs.store(group="protocol", name="base_protocol", node=ProtocolConfig)
     cs.store(group="kernel", name="base_kernel", node=KernelConfig)
     cs.store(group="dataset", name="base_dataset", node=DatasetConfig)
+
+
+def _problems(cfg: DictConfig | Mapping[str, Any]) -> list[str]:
+    from methods.kernels import NORMALIZATIONS
+
+    def section(name: str) -> Any:  # only the checked sections are resolved
+        node = cfg.get(name)
+        if isinstance(node, DictConfig):
+            return OmegaConf.to_container(node, resolve=True, enum_to_str=True)
+        return node if node is not None else {}
+
+    out: list[str] = []
+    k = section("kernel")
+    degree, sigma = k.get("degree"), k.get("sigma")
+    if isinstance(degree, bool) or not isinstance(degree, int) or degree < 1:
+        out.append(
+            f"kernel.degree={degree!r}: the polynomial degree must be an integer >= 1"
+        )
+    if (
+        isinstance(sigma, bool)
+        or not isinstance(sigma, (int, float))
+        or not math.isfinite(sigma)
+        or sigma <= 0
+    ):
+        out.append(
+            f"kernel.sigma={sigma!r}: the Gaussian width must be a number > 0 "
+            "(k(x, z) = exp(-||x - z||^2 / (2 sigma^2)))"
+        )
+    if k.get("normalize") not in NORMALIZATIONS:
+        allowed = ", ".join("null" if n is None else n for n in NORMALIZATIONS)
+        out.append(
+            f"kernel.normalize={k.get('normalize')!r}: use one of {allowed}"
+        )
+    p = section("protocol")
+    for key, low in (("outer_folds", 2), ("inner_folds", 2), ("repetitions", 1)):
+        value = p.get(key)
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            out.append(f"protocol.{key}={value!r}: must be an integer >= {low}")
+    for key in ("train_fraction", "val_fraction"):
+        value = p.get(key)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
+            0 < value < 1
+        ):
+            out.append(f"protocol.{key}={value!r}: must be a fraction in (0, 1)")
+    for key, allowed in (
+        ("kind", PROTOCOL_KINDS),
+        ("preprocess", PREPROCESSING_STEPS),
+        ("preprocess_scope", PREPROCESS_SCOPES),
+    ):
+        if str(p.get(key)) not in allowed:
+            value = str(p.get(key))
+            out.append(f"protocol.{key}={value!r}: use one of {', '.join(allowed)}")
+    search = section("search")
+    grids = (search.get("grids") if isinstance(search, Mapping) else None) or {}
+    if not isinstance(grids, Mapping):
+        out.append(f"search.grids={grids!r}: must map a method id to its grid")
+        grids = {}
+    for method, grid in grids.items():
+        if grid is None:
+            continue
+        if not isinstance(grid, Mapping):
+            out.append(
+                f"search.grids.{method}={grid!r}: must map a parameter to a list "
+                f"of values, e.g. search.grids.{method}.C=[1,10]"
+            )
+            continue
+        for param, values in grid.items():
+            if not isinstance(values, (list, tuple)) or len(values) == 0:
+                out.append(
+                    f"search.grids.{method}.{param}={values!r}: must be a non-empty "
+                    f"list of values, e.g. search.grids.{method}.{param}=[1,10]"
+                )
+    return out
+
+
+def validate_config(cfg: DictConfig | Mapping[str, Any]) -> None:
+    """Raise :class:`ConfigError` naming every bad key of a composed run config.
+
+    Checks what the schema's types cannot: the kernel (``degree`` an integer >= 1,
+    ``sigma`` > 0, ``normalize`` known), the protocol (folds >= 2, repetitions >= 1,
+    fractions in (0, 1), the enum fields) and the grids (each value a non-empty
+    list). The runner builds the Gram matrix itself, so the estimator's own
+    parameter checks never see the kernel section.
+    """
+    problems = _problems(cfg)
+    if problems:
+        raise ConfigError("invalid config:\n  " + "\n  ".join(problems))

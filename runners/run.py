@@ -23,7 +23,8 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 from sklearn.base import clone
 from threadpoolctl import threadpool_limits
 
-from runners.config_schema import register_configs
+from runners.config_schema import PREPROCESS_SCOPES, register_configs, validate_config
+from runners.numba_cache import announce_compilation
 from runners.protocols import evaluate, fold_seed_parts, outer_splits
 from runners.provenance import code_version, now_iso, provenance
 from runners.store import ResultStore, config_key
@@ -47,7 +48,8 @@ def run_label(method: str, kernel: str, params: Mapping[str, Any] | None = None)
 
 def key_config(cfg: DictConfig) -> dict[str, Any]:
     """The part of the resolved config that determines the numbers of a run."""
-    c = OmegaConf.to_container(cfg, resolve=True)
+    # enum_to_str: protocol.kind & co. are enums; keys stay those of plain strings
+    c = OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)
     return {
         "experiment": c["experiment"],
         "dataset": c["dataset"],
@@ -63,7 +65,8 @@ def key_config(cfg: DictConfig) -> dict[str, Any]:
 
 
 def method_grid(cfg: DictConfig) -> dict[str, list[Any]]:
-    grids = OmegaConf.to_container(cfg.search.grids, resolve=True) or {}
+    grids = OmegaConf.to_container(cfg.search.grids, resolve=True, enum_to_str=True)
+    grids = grids or {}
     grid = grids.get(cfg.method_id, grids.get("default", {}))
     return {k: list(v) for k, v in (grid or {}).items()}
 
@@ -114,9 +117,6 @@ def _load_data(cfg: DictConfig):
         X = datasets.preprocess(X, cfg.protocol.preprocess)
     # scope "fold": _run fits the step on each outer training part
     return dataset_label(cfg.dataset), X, np.asarray(ds.y)
-
-
-PREPROCESS_SCOPES = ("dataset", "fold")
 
 
 def _fold_inputs(
@@ -215,10 +215,13 @@ def _progress_line(
     status: str,
     seconds: float,
     extra: str = "",
+    outcome: Mapping[str, Any] | None = None,
 ) -> None:
     from runners.callbacks import record_progress, total_jobs
 
-    done = record_progress(f"{status} {dataset_label(cfg.dataset)} {label}")
+    done = record_progress(
+        outcome or f"{status} {dataset_label(cfg.dataset)} {label}"
+    )
     counter = "" if done is None else f"[{done}/{total_jobs() or '?'}] "
     log.info(
         "%s%-6s %-18s %-26s %6.1fs %s",
@@ -231,19 +234,47 @@ def _progress_line(
     )
 
 
+def run_overrides(cfg: DictConfig) -> list[str]:
+    """The overrides that made this run's config, as Hydra gives them.
+
+    A Hydra job's task overrides (a sweep job's include the experiment's swept
+    values); for :func:`compose_config`, the overrides it was given.
+    """
+    given = cfg.get("overrides")
+    if given is not None:
+        return [str(o) for o in given]
+    from hydra.core.hydra_config import HydraConfig
+
+    if HydraConfig.initialized():
+        return [str(o) for o in HydraConfig.get().overrides.task]
+    return []
+
+
 def run_job(cfg: DictConfig) -> dict[str, Any]:
     """Run one configuration and return its record (from the store when finished)."""
+    return run_job_outcome(cfg)[0]
+
+
+def run_job_outcome(cfg: DictConfig) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Run one configuration: its record, and the outcome line of the summary.
+
+    The outcome holds ``status`` (``ok``, ``cached``, ``skip`` or ``error``),
+    ``dataset``, ``label``, ``reason`` and ``record`` (the record's path).
+    """
+    validate_config(cfg)
     store = ResultStore(cfg.paths.results)
     kc = key_config(cfg)
     key = config_key(kc)
     label = run_label(cfg.method_id, cfg.kernel.name)
     data_label = dataset_label(cfg.dataset)
     path = store.path(cfg.experiment, data_label, label, key)
+    outcome = {"dataset": data_label, "label": label, "record": str(path)}
     if not cfg.force:
         record = store.finished(path)
         if record is not None:
-            _progress_line(cfg, label, "cached", 0.0)
-            return record
+            outcome.update(status="cached", reason=record.get("reason", ""))
+            _progress_line(cfg, label, "cached", 0.0, outcome=outcome)
+            return record, outcome
     t_start = time.perf_counter()
     record: dict[str, Any] = {
         "key": key,
@@ -259,11 +290,13 @@ def run_job(cfg: DictConfig) -> dict[str, Any]:
         "kernel": cfg.kernel.name,
         "protocol": cfg.protocol.name,
         "seed": int(cfg.seed),
+        "overrides": run_overrides(cfg),
         "config": kc,
         "started": now_iso(),
         "provenance": provenance(),
     }
     try:
+        announce_compilation()
         with threadpool_limits(limits=int(cfg.blas_threads)):
             record.update(_run(cfg, kc))
     except SkipRun as exc:
@@ -282,10 +315,15 @@ def run_job(cfg: DictConfig) -> dict[str, Any]:
         extra = f"error {record['error_pct']:.2f}%" + (
             "" if record["converged"] else "  NOT CONVERGED"
         )
-    _progress_line(cfg, label, record["status"], record["wall_seconds"], extra)
+    # the reason is in the record; the progress file keeps a line per job short
+    outcome.update(status=record["status"], reason=record.get("reason", "")[:500])
+    _progress_line(
+        cfg, label, record["status"], record["wall_seconds"], extra, outcome=outcome
+    )
     if record["status"] == "error" and cfg.get("raise_errors", False):
         raise RuntimeError(record["reason"])
-    return store.load(path)  # as stored: JSON types, the same as a cached record
+    # as stored: JSON types, the same as a cached record
+    return store.load(path), outcome
 
 
 def _run(cfg: DictConfig, kc: Mapping[str, Any]) -> dict[str, Any]:
@@ -372,20 +410,25 @@ def compose_config(overrides: Sequence[str] = ()) -> DictConfig:
     with initialize_config_dir(config_dir=CONF_DIR, version_base="1.3", job_name="kml"):
         cfg = compose("config", overrides=list(overrides), return_hydra_config=True)
     method_id = cfg.hydra.runtime.choices.method
+    task_overrides = list(cfg.hydra.overrides.task)
     with open_dict(cfg):
         cfg.method_id = method_id
+        cfg.overrides = task_overrides  # stored in the record (run_overrides)
         del cfg["hydra"]
+    validate_config(cfg)
     return cfg
 
 
 # An absolute path: the console script kml-run imports this module through the
 # editable-install finder, where Hydra cannot resolve a path relative to this file.
 @hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="config")
-def main(cfg: DictConfig) -> None:
-    """Console entry point ``kml-run``."""
-    record = run_job(cfg)
-    if record["status"] == "error":
-        log.error("%s failed: %s", record["label"], record["reason"])
+def main(cfg: DictConfig) -> dict[str, Any]:
+    """Console entry point ``kml-run``; returns the run's outcome for the summary.
+
+    ``runners.callbacks.RunSummary`` prints the closing summary (of the run, or of
+    the whole sweep) and exits with status 1 when a run failed.
+    """
+    return run_job_outcome(cfg)[1]  # its progress line has already said how it went
 
 
 if __name__ == "__main__":

@@ -9,8 +9,6 @@ reports/generated/mlsvm/<table>.csv exactly (determinism).
 
 from __future__ import annotations
 
-import os
-
 import pandas as pd
 import pytest
 from joblib import Parallel, delayed
@@ -38,16 +36,18 @@ SUBSETS = {
 
 
 def _one(results: str, artifact: str, kernel: str, dataset: str, method: str) -> dict:
-    os.environ["KML_RESULTS"] = results
-    cfg = compose_config(
-        [
-            f"experiment=mlsvm_{artifact}",
-            f"dataset={dataset}",
-            f"method={method}",
-            f"kernel={kernel}",
-        ]
-    )
-    return run_job(cfg)
+    # set for this job only: the worker processes are reused by later tests
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("KML_RESULTS", results)
+        cfg = compose_config(
+            [
+                f"experiment=mlsvm_{artifact}",
+                f"dataset={dataset}",
+                f"method={method}",
+                f"kernel={kernel}",
+            ]
+        )
+        return run_job(cfg)
 
 
 @pytest.fixture(scope="module", params=sorted(SUBSETS))

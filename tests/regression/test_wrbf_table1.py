@@ -8,8 +8,6 @@ RBF's on them, as the paper (and the committed table) report for iris.
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -26,20 +24,21 @@ PAIRS = (("iris", "glass"), ("iris", "pima"))
 @pytest.fixture(scope="module")
 def rerun(tmp_path_factory):
     results = str(tmp_path_factory.mktemp("results-wrbf"))
-    os.environ["KML_RESULTS"] = results
-    for original, donor in PAIRS:
-        for method in ("rbf", "wrbf"):
-            rec = run_job(
-                compose_config(
-                    [
-                        "experiment=wrbf_table1",
-                        f"dataset={original}",
-                        f"dataset.noise_donor={donor}",
-                        f"method={method}",
-                    ]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("KML_RESULTS", results)
+        for original, donor in PAIRS:
+            for method in ("rbf", "wrbf"):
+                rec = run_job(
+                    compose_config(
+                        [
+                            "experiment=wrbf_table1",
+                            f"dataset={original}",
+                            f"dataset.noise_donor={donor}",
+                            f"method={method}",
+                        ]
+                    )
                 )
-            )
-            assert rec["status"] == "ok", rec.get("reason")
+                assert rec["status"] == "ok", rec.get("reason")
     return experiments_frame(load_records(results, "wrbf_table1"))
 
 

@@ -26,3 +26,39 @@ def test_progress_counts_every_finished_job(tmp_path, monkeypatch):
     assert [record_progress(f"ok {i}\nsplit") for i in range(3)] == [1, 2, 3]
     monkeypatch.setenv(PROGRESS_ENV, str(tmp_path / "missing-dir" / "progress.log"))
     assert record_progress("ok") is None  # a display, never a failure
+
+
+def test_summary_counts_and_names_each_failure():
+    from runners.callbacks import summarize
+
+    outcomes = [
+        {"status": "ok"},
+        {"status": "cached"},
+        {"status": "skip", "reason": "not available"},
+        {
+            "status": "error",
+            "dataset": "sonar",
+            "label": "svm[kernel=linear]",
+            "reason": "ValueError: bad\nsecond line",
+            "record": "results/adhoc/sonar/svm[kernel=linear]-abc.json",
+        },
+    ]
+    text, n_failed = summarize(outcomes, total=4)
+    assert n_failed == 1
+    assert text.splitlines()[0] == (
+        "kml-run summary: 1 ok, 1 cached, 1 skipped, 1 failed (4 runs)"
+    )
+    assert "FAILED sonar svm[kernel=linear]: ValueError: bad\n    second line" in text
+    assert "record: results/adhoc/sonar/svm[kernel=linear]-abc.json" in text
+    assert summarize(outcomes[:3])[1] == 0
+
+
+def test_jobs_that_reported_nothing_count_as_failed(tmp_path):
+    from runners.callbacks import read_outcomes, summarize
+
+    progress = tmp_path / "progress.log"
+    progress.write_text('{"status": "ok"}\nnot json\n')
+    text, n_failed = summarize(read_outcomes(progress), total=3)
+    assert n_failed == 2
+    assert "0 cached, 0 skipped, 2 failed (3 runs)" in text
+    assert "2 runs reported no outcome" in text

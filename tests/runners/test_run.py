@@ -208,10 +208,11 @@ def test_fold_scope_standardizes_on_each_outer_training_part(results):
     assert np.max(np.abs(leaky - expected)) > 0.1  # the two scopes are distinguishable
 
 
-def test_unknown_preprocess_scope_is_an_error_naming_the_options(results):
-    rec = _run("dataset=sonar", "method=svm", "protocol.preprocess_scope=folds")
-    assert rec["status"] == "error"
-    assert "'dataset', 'fold'" in rec["reason"]
+def test_unknown_preprocess_scope_fails_at_compose_naming_the_options(results):
+    with pytest.raises(ConfigCompositionException) as err:
+        _run("dataset=sonar", "method=svm", "protocol.preprocess_scope=folds")
+    assert "expected one of [dataset, fold]" in str(err.value.__cause__)
+    assert not results.exists()  # no error record
 
 
 def test_fold_scope_on_a_noisy_dataset_scales_per_fold_or_says_how(results):

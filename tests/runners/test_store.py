@@ -71,3 +71,114 @@ def test_seed_from_is_stable_across_processes():
         check=True,
     )
     assert int(out.stdout) == seed_from("outer", "sonar", 0, 0)
+
+
+# ------------------------------------------------------------ damaged records --
+def test_damaged_record_is_named_set_aside_and_rerun(tmp_path, caplog):
+    store = ResultStore(tmp_path)
+    path = store.path("exp", "d", "m", "k")
+    store.write(path, {"status": "ok", "error_pct": 1.0})
+    path.write_text(path.read_text()[:10])  # truncated, as by a full disk
+    with caplog.at_level("WARNING", logger="kml.store"):
+        assert store.finished(path) is None  # so the sweep recomputes it
+    assert str(path) in caplog.text and "set aside" in caplog.text
+    assert not path.exists()
+    assert (path.parent / (path.name + ".corrupt")).exists()
+    # a second damaged copy gets its own name; nothing is overwritten
+    path.write_text("{not json")
+    assert store.load(path) is None
+    assert (path.parent / (path.name + ".corrupt.1")).exists()
+
+
+@pytest.mark.parametrize("text", ['{"status": "ok"', "[1, 2]", "null", "\xff\xfe"])
+def test_readers_skip_a_damaged_record_with_a_named_warning(tmp_path, caplog, text):
+    from runners.store import DamagedRecordError, read_record
+
+    store = ResultStore(tmp_path)
+    good = store.path("exp", "d", "good", "k")
+    store.write(good, {"status": "ok"})
+    bad = store.path("exp", "d", "bad", "k")
+    bad.write_bytes(text.encode("latin-1"))
+    with pytest.raises(DamagedRecordError, match=str(bad).replace("[", r"\[")):
+        read_record(bad)
+    with caplog.at_level("WARNING", logger="kml.store"):
+        got = list(store.records("exp"))
+    assert [r["_path"] for r in got] == [str(good)]
+    assert str(bad) in caplog.text
+    assert bad.exists()  # a reader (a report) only reads
+
+
+def test_report_loader_survives_a_damaged_record(tmp_path, caplog):
+    from reports.records import load_records
+
+    store = ResultStore(tmp_path)
+    bad = store.path("exp", "d", "bad", "k")
+    bad.parent.mkdir(parents=True)
+    bad.write_text('{"status": "o')
+    with caplog.at_level("WARNING"):
+        assert load_records(tmp_path, "exp", variants=True) == []
+    assert str(bad) in caplog.text
+
+
+def test_sweep_recomputes_a_damaged_record(tmp_path, monkeypatch):
+    from runners.run import compose_config, run_job
+
+    monkeypatch.setenv("KML_RESULTS", str(tmp_path))
+    overrides = ["dataset=sonar", "method=fda", "protocol=smoke"]
+    first = run_job(compose_config(overrides))
+    path = next(tmp_path.rglob("fda*.json"))
+    path.write_text(path.read_text()[: len(path.read_text()) // 2])
+    again = run_job(compose_config(overrides))
+    assert again["status"] == "ok" and again["finished"] >= first["finished"]
+    assert again["predictions"] == first["predictions"]
+    assert json.loads(path.read_text())["status"] == "ok"
+    assert len(list(tmp_path.rglob("*.corrupt"))) == 1
+
+
+# ------------------------------------------------- temp files and permissions --
+def test_orphan_temp_files_of_a_killed_run_are_removed(tmp_path):
+    from runners.store import ORPHAN_SECONDS
+
+    store = ResultStore(tmp_path)
+    path = store.path("exp", "d", "m", "k")
+    path.parent.mkdir(parents=True)
+    orphan = path.parent / ".tmp-4242-dead.json"
+    orphan.write_text('{"status": "o')
+    old = os.stat(orphan).st_mtime - ORPHAN_SECONDS - 60
+    os.utime(orphan, (old, old))
+    live = path.parent / ".tmp-4343-live.json"  # another writer, mid-write
+    live.write_text("{")
+    store.write(path, {"status": "ok"})
+    assert not orphan.exists()
+    assert live.exists()
+    assert json.loads(path.read_text()) == {"status": "ok"}
+
+
+def test_records_are_readable_by_group_and_others(tmp_path):
+    store = ResultStore(tmp_path)
+    path = store.path("exp", "d", "m", "k")
+    old = os.umask(0o022)
+    try:
+        store.write(path, {"status": "ok"})
+    finally:
+        os.umask(old)
+    assert oct(path.stat().st_mode & 0o777) == oct(0o644)
+
+
+def _write_many(root: str, worker: int) -> None:
+    store = ResultStore(root)
+    path = store.path("exp", "d", "m", "k")
+    for i in range(30):
+        store.write(path, {"status": "ok", "worker": worker, "i": i, "pad": "x" * 5000})
+
+
+def test_racing_writers_of_one_cell_all_succeed_leaving_one_record(tmp_path):
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=3) as pool:
+        list(pool.map(_write_many, [str(tmp_path)] * 3, range(3)))
+    store = ResultStore(tmp_path)
+    path = store.path("exp", "d", "m", "k")
+    record = json.loads(path.read_text())
+    assert record["status"] == "ok" and record["i"] == 29
+    assert [p.name for p in path.parent.iterdir()] == [path.name]

@@ -1,0 +1,169 @@
+"""``kml-run`` as a user runs it: the closing summary and the exit status.
+
+Each test runs the real console script (or ``python -m runners.run``) in a
+subprocess with private result/output folders, and checks the exit code: 1 when a
+run failed (invalid C, a checksum mismatch in a tampered mirror copy, missing data),
+for a single run and for a Hydra multirun sweep; 0 otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from datasets import default_mirror
+
+REPO = Path(__file__).resolve().parents[2]
+SMOKE = ["protocol=smoke", "search.grids.default.C=[1,10]"]
+
+
+def kml_run(
+    tmp: Path, *args: str, module: bool = False, **env: str
+) -> subprocess.CompletedProcess:
+    if module:
+        cmd = [sys.executable, "-m", "runners.run"]
+    else:
+        exe = shutil.which("kml-run", path=str(Path(sys.executable).parent))
+        if exe is None:
+            pytest.skip("kml-run is not installed in this environment")
+        cmd = [exe]
+    full_env = {
+        **os.environ,
+        "KML_RESULTS": str(tmp / "results"),
+        "KML_OUTPUTS": str(tmp / "outputs"),
+        "KML_JOBS": "1",
+        "KML_OFFLINE": "1",
+        "KML_CACHE": str(tmp / "cache"),
+        **env,
+    }
+    out = subprocess.run(
+        [*cmd, *args],
+        cwd=REPO if module else tmp,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    out.text = out.stdout + out.stderr  # Hydra logs the parent's lines to stdout
+    return out
+
+
+def _records(tmp: Path) -> list[dict]:
+    return [json.loads(p.read_text()) for p in sorted(tmp.rglob("results/**/*.json"))]
+
+
+def _failed_record(out: subprocess.CompletedProcess) -> dict:
+    line = next(x for x in out.text.splitlines() if x.strip().startswith("record: "))
+    return json.loads(Path(line.split("record: ", 1)[1]).read_text())
+
+
+def test_single_run_ok_exits_0_then_cached(tmp_path):
+    args = ["dataset=sonar", "method=svm", *SMOKE]
+    out = kml_run(tmp_path, *args)
+    assert out.returncode == 0, out.text
+    assert "kml-run summary: 1 ok, 0 cached, 0 skipped, 0 failed (1 runs)" in out.text
+    out = kml_run(tmp_path, *args)
+    assert out.returncode == 0, out.text
+    assert "kml-run summary: 0 ok, 1 cached, 0 skipped, 0 failed (1 runs)" in out.text
+
+
+def test_invalid_c_exits_1_and_names_the_record(tmp_path):
+    out = kml_run(
+        tmp_path, "dataset=sonar", "method=svm", "protocol=smoke",
+        "search.grids.default.C=[-1]",
+    )
+    assert out.returncode == 1, out.text
+    assert "0 ok, 0 cached, 0 skipped, 1 failed (1 runs)" in out.text
+    assert "FAILED sonar svm[kernel=linear]: InvalidParameterError" in out.text
+    rec = _failed_record(out)
+    assert rec["status"] == "error" and "'C' parameter" in rec["reason"]
+
+
+def test_checksum_mismatch_exits_1(tmp_path):
+    mirror = default_mirror()
+    if not (mirror / "sonar" / "sonar.tsv.gz").is_file():
+        pytest.skip(f"dataset mirror not found at {mirror}")
+    tampered = tmp_path / "mirror" / "sonar" / "sonar.tsv.gz"
+    tampered.parent.mkdir(parents=True)
+    shutil.copyfile(mirror / "sonar" / "sonar.tsv.gz", tampered)
+    with open(tampered, "ab") as fh:
+        fh.write(b"x")
+    out = kml_run(
+        tmp_path, "dataset=sonar", *SMOKE, module=True,
+        DATA_MIRROR=str(tmp_path / "mirror"),
+    )
+    assert out.returncode == 1, out.text
+    assert "FAILED sonar svm[kernel=linear]: ChecksumMismatchError" in out.text
+    assert _failed_record(out)["reason"].startswith("ChecksumMismatchError")
+
+
+def test_missing_data_exits_1(tmp_path):
+    (tmp_path / "empty").mkdir()
+    out = kml_run(
+        tmp_path, "dataset=sonar", *SMOKE, module=True,
+        DATA_MIRROR=str(tmp_path / "empty"),
+    )
+    assert out.returncode == 1, out.text
+    assert "FAILED sonar svm[kernel=linear]: DatasetUnavailableError" in out.text
+    # a multi-line reason stays inside the summary's indented block
+    assert "\n      - mirror: " in out.text or "\n    Places tried" in out.text
+
+
+def test_sweep_summary_counts_and_exit_status(tmp_path):
+    sweep = [
+        "-m",
+        "dataset=sonar,ovarian",  # ovarian has no public copy: skipped
+        "method=svm,fda",
+        "protocol=smoke",
+        "search.grids.svm.C=[-1]",  # svm fails, fda has no grid
+    ]
+    out = kml_run(tmp_path, *sweep)
+    assert out.returncode == 1, out.text
+    assert "kml-run summary: 1 ok, 0 cached, 2 skipped, 1 failed (4 runs)" in out.text
+    assert "FAILED sonar svm[kernel=linear]" in out.text
+    assert _failed_record(out)["status"] == "error"
+    # the rerun retries the failure and reuses the rest
+    out = kml_run(tmp_path, *sweep)
+    assert out.returncode == 1, out.text
+    assert "kml-run summary: 0 ok, 3 cached, 0 skipped, 1 failed (4 runs)" in out.text
+    # every run's record holds the overrides Hydra gave its job
+    by_cell = {(r["dataset"], r["method"]): r["overrides"] for r in _records(tmp_path)}
+    assert by_cell[("sonar", "fda")] == [
+        "dataset=sonar",
+        "method=fda",
+        "protocol=smoke",
+        "search.grids.svm.C=[-1]",
+    ]
+    out = kml_run(tmp_path, "-m", "dataset=sonar", "method=fda", "protocol=smoke")
+    assert out.returncode == 0, out.text
+    assert "kml-run summary: 0 ok, 1 cached, 0 skipped, 0 failed (1 runs)" in out.text
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["kernel=poly2", "kernel.degree=0"], "kernel.degree=0: the polynomial degree"),
+        (["-m", "dataset=sonar,wpbc", "kernel=gauss1", "kernel.sigma=1,-1"],
+         "kernel.sigma=-1.0: the Gaussian width must be a number > 0"),
+        (["-m", "dataset=sonar,wpbc", "protocol.kind=nested_cv,nestd"],
+         "expected one of [nested_cv, repeated_splits, train_val_test]"),
+        (
+            ["-m", "experiment=mlsvm_table1", "dataset=sonar",
+             "search.grids.default.C=[]"],
+            "search.grids.default.C=[]: must be a non-empty list",
+        ),
+    ],
+)
+def test_bad_config_stops_before_any_job(tmp_path, args, message):
+    out = kml_run(tmp_path, *args)
+    assert out.returncode == 1, out.text
+    assert message in out.text
+    assert "no job was started" in out.text or "no run was started" in out.text \
+        or "Error merging override" in out.text
+    assert not (tmp_path / "results").exists()  # no error record written

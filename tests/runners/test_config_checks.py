@@ -1,0 +1,80 @@
+"""Config checks at compose time: a bad value names its key and the allowed values."""
+
+from __future__ import annotations
+
+import pytest
+from hydra.errors import ConfigCompositionException
+
+from runners.config_schema import ConfigError, validate_config
+from runners.run import compose_config, key_config
+
+
+@pytest.mark.parametrize(
+    "override,message",
+    [
+        ("kernel.degree=0", "kernel.degree=0: the polynomial degree must be an int"),
+        ("kernel.degree=-2", "kernel.degree=-2"),
+        ("kernel.sigma=-1", "kernel.sigma=-1.0: the Gaussian width must be a num"),
+        ("kernel.sigma=0", "kernel.sigma=0.0: the Gaussian width must be a number > 0"),
+        ("kernel.sigma=inf", "kernel.sigma=inf"),
+        ("kernel.normalize=cosin", "kernel.normalize='cosin': use one of null, cosine"),
+        ("search.grids.default.C=[]", "search.grids.default.C=[]: must be a non-empty"),
+        ("search.grids.default.C=10", "search.grids.default.C=10: must be a non-empty"),
+        ("search.grids.svm=3", "search.grids.svm=3: must map a parameter"),
+        ("protocol.train_fraction=1", "protocol.train_fraction=1.0: must be a frac"),
+        ("protocol.val_fraction=0", "protocol.val_fraction=0.0: must be a fraction"),
+        ("protocol.outer_folds=1", "protocol.outer_folds=1: must be an integer >= 2"),
+        ("protocol.repetitions=0", "protocol.repetitions=0: must be an integer >= 1"),
+    ],
+)
+def test_bad_values_are_refused_when_composed(override, message):
+    with pytest.raises(ConfigError) as err:
+        compose_config(["dataset=sonar", override])
+    assert message in str(err.value)
+
+
+@pytest.mark.parametrize(
+    "override,allowed",
+    [
+        ("protocol.kind=nestd_cv", "[nested_cv, repeated_splits, train_val_test]"),
+        ("protocol.preprocess=standardise", "[none, standardize, minmax_pm1]"),
+        ("protocol.preprocess_scope=folds", "[dataset, fold]"),
+        ("kernel.degree=1.5", "could not be converted to Integer"),
+    ],
+)
+def test_enum_and_type_errors_name_key_and_allowed_values(override, allowed):
+    with pytest.raises(ConfigCompositionException) as err:
+        compose_config([override])
+    text = f"{err.value}\n{err.value.__cause__}"
+    assert override.split("=")[0] in text and allowed in text
+
+
+def test_good_configs_pass_and_keep_plain_strings():
+    cfg = compose_config(["experiment=mlsvm_table1", "protocol=train_val_test"])
+    validate_config(cfg)
+    proto = key_config(cfg)["protocol"]
+    assert proto["kind"] == "train_val_test" and type(proto["kind"]) is str
+    assert f"{cfg.protocol.preprocess}" == "minmax_pm1"  # enums print as their name
+
+
+def test_readme_grid_override_works_as_written():
+    cfg = compose_config(
+        ["dataset=wdbc", "method=svmm", "kernel=poly2", "kernel.normalize=cosine",
+         "search.grids.default.C=[1,10]"]
+    )
+    assert key_config(cfg)["grid"] == {"C": [1, 10]}
+    # an experiment's grid is replaced the same way; other names stay refused
+    cfg = compose_config(["experiment=mlsvm_table1", "search.grids.default.C=[1,10]"])
+    assert key_config(cfg)["grid"] == {"C": [1, 10]}
+    with pytest.raises(ConfigCompositionException, match="search.gridz"):
+        compose_config(["search.gridz.default.C=[1]"])
+
+
+def test_compose_config_keeps_its_overrides_for_the_record(tmp_path, monkeypatch):
+    from runners.run import run_job
+
+    monkeypatch.setenv("KML_RESULTS", str(tmp_path))
+    overrides = ["dataset=ovarian", "method=svm", "protocol=smoke"]
+    rec = run_job(compose_config(overrides))
+    assert rec["status"] == "skip"
+    assert rec["overrides"] == overrides
