@@ -126,3 +126,33 @@ def test_report_reads_results_and_never_shrinks_the_committed_table(
     assert (copy / "mlsvm" / "table1_checks.csv").read_bytes() == COMMITTED.read_bytes()
     md = checks.table1_checks(some_checks, out_dir=tmp_path / "out").read_text()
     assert "| alt | sonar | linear | svm | nested-CV error (%) with no cosine" in md
+
+
+def test_a_kml_run_sweep_of_a_check_is_matched_by_its_overrides(tmp_path, monkeypatch):
+    """Through Hydra's multirun: the overrides a job stores are those the report
+    expects (e.g. ``method.reg=1e-9`` is stored as ``1e-09``), no compose needed."""
+    import os
+    import subprocess
+    import sys
+
+    from reports.records import load_records
+
+    env = {**os.environ, "KML_RESULTS": str(tmp_path / "results"), "KML_JOBS": "1"}
+    for args in (
+        ["dataset=sonar", "method=svm", "kernel=linear",
+         "search.grids.default.C=[0.1],[1]"],
+        ["kernel=linear", "dataset=sonar", "method=fda", "method.reg=1e-9"],
+    ):
+        out = subprocess.run(
+            [sys.executable, "-m", "runners.run", "experiment=mlsvm_table1_checks",
+             *args, f"hydra.sweep.dir={tmp_path / 'outputs'}"],
+            env=env, capture_output=True, text=True, cwd=tmp_path,
+        )
+        assert out.returncode == 0, out.stderr[-2000:]
+    records = load_records(
+        tmp_path / "results", "mlsvm_table1_checks", variants=True, per_config=True
+    )
+    assert all("overrides" in r for r in records)
+    monkeypatch.setattr(checks, "_job_config", None)  # calling it would fail
+    found = checks.match_records(checks.check_jobs(), records)
+    assert sum(f is not None for f in found) == 3
