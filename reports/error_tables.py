@@ -276,10 +276,19 @@ def has_public_copy(name: str) -> bool:
     return not getattr(spec, "unavailable_reason", None)
 
 
-def missing_cells(t: ErrorTable) -> list[str]:
-    """``dataset/kernel/method`` of every cell without a record (not run yet)."""
+def missing_cells(t: ErrorTable, failed: bool = False) -> list[str]:
+    """``dataset/kernel/method`` of every cell without a record (not run yet).
+
+    ``failed=True`` also lists the cells whose run failed (``... (error)``).
+    """
     miss = t.cells[t.cells.status == "not run"]
-    return [f"{r.dataset}/{r.kernel}/{r.method}" for r in miss.itertuples()]
+    out = [f"{r.dataset}/{r.kernel}/{r.method}" for r in miss.itertuples()]
+    if failed:  # named first: a failure needs a look, a cell not run only a run
+        err = t.cells[t.cells.status == "error"]
+        out = [
+            f"{r.dataset}/{r.kernel}/{r.method} (error)" for r in err.itertuples()
+        ] + out
+    return out
 
 
 def _score(v: float) -> str:
@@ -457,6 +466,13 @@ def error_table_markdown(
             parts.append(
                 f"- {d}: " + ("all cells" if len(cs) == n_all else ", ".join(cs))
             )
+    failed = t.cells[t.cells.status == "error"]
+    if len(failed):
+        parts += ["", f"## Cells whose run failed ({len(failed)})", ""]
+        parts += [
+            f"- {r.dataset}/{r.kernel}/{r.method}: {r.reason}"
+            for r in failed.itertuples()
+        ]
     kd = t.cells[t.cells.known_divergence != ""]
     if len(kd):
         parts += ["", "## Reviewed divergences (‡)", ""]

@@ -185,8 +185,9 @@ def load_records(
     store = ResultStore(results_root)
     newest: dict[tuple, dict[str, Any]] = {}
     skipped: list[str] = []
-    recomposed = 0
+    recomposed = n_read = 0
     for rec in store.records(experiment):
+        n_read += 1
         lacking = [f for f in RECORD_FIELDS if f not in rec]
         if lacking or rec["experiment"] != experiment:
             raise ReportError(
@@ -215,6 +216,13 @@ def load_records(
         )
         if k not in newest or rec.get("finished", "") > newest[k].get("finished", ""):
             newest[k] = rec
+    if not n_read:
+        n_json = sum(1 for p in base.rglob("*.json") if not p.name.startswith("."))
+        raise ReportError(
+            f"{base} holds no readable kml-run record: its {n_json} JSON files are "
+            "damaged or not records (named in the warnings above). Rerun the sweep, "
+            "or pass the --results folder kml-run wrote."
+        )
     if recomposed:
         log.warning(
             "%s: %d records store no overrides (written before the runner kept "

@@ -105,7 +105,7 @@ def test_foreign_json_in_the_experiment_folder(tmp_path, capsys, generated):
     bad.write_text(json.dumps({"name": "not a record"}))
     _fails(
         capsys, generated, ["mlsvm_table1", "--results", str(tmp_path)],
-        str(bad), "is not a kml-run record",
+        str(bad.parent.parent), "holds no readable kml-run record",
     )
 
 
@@ -243,3 +243,28 @@ def test_guard_counts_filled_cells(tmp_path, monkeypatch):
     outside = tmp_path.parent / "elsewhere.csv"
     pd.DataFrame({"status": ["ok", "ok"]}).to_csv(outside, index=False)
     guard_table(outside, pd.DataFrame({"status": []}))  # --out elsewhere: free
+
+
+def test_failed_runs_are_named(partial_results, tmp_path, capsys, generated):
+    """A store whose runs failed is not a full table either; the failures are named."""
+    results = tmp_path / "results"
+    shutil.copytree(partial_results, results)
+    svm = next(results.rglob("svm*.json"))
+    rec = json.loads(svm.read_text())
+    rec.update(
+        key="0" * 16, method="svmm", label="svmm[kernel=linear]", status="error",
+        reason="ValueError: C must be positive",
+    )
+    rec["overrides"] = [
+        o.replace("method=svm", "method=svmm") for o in rec["overrides"]
+    ]
+    (svm.parent / "svmm-failed.json").write_text(json.dumps(rec))
+    _fails(
+        capsys, generated, ["mlsvm_table1", "--results", str(results)],
+        "sonar/linear/svmm (error)",
+    )
+    out = tmp_path / "out"
+    assert main(["mlsvm_table1", "--results", str(results), "--out", str(out)]) == 0
+    md = (out / "table1.md").read_text()
+    assert "## Cells whose run failed (1)" in md
+    assert "- sonar/linear/svmm: ValueError: C must be positive" in md
