@@ -38,14 +38,31 @@ def main(argv: list[str] | None = None) -> int:
         help="also use runs with command-line overrides of the experiment's config "
         "(e.g. protocol=smoke); by default only its own runs fill the table",
     )
+    parser.add_argument(
+        "--out",
+        default=None,
+        metavar="DIR",
+        help="write the files here instead of reports/generated/<paper>/ (needed for "
+        "a partial sweep: a committed table is never replaced by one with fewer "
+        "filled cells)",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     module, func = REPORTS[args.experiment].split(":")
     import importlib
 
-    out = getattr(importlib.import_module(module), func)(
-        args.results, mcnemar_method=args.mcnemar, variants=args.variants
-    )
+    from reports.guard import ReportError
+
+    try:
+        out = getattr(importlib.import_module(module), func)(
+            args.results,
+            out_dir=args.out,
+            mcnemar_method=args.mcnemar,
+            variants=args.variants,
+        )
+    except ReportError as exc:
+        print(f"kml-report {args.experiment}: error: {exc}", file=sys.stderr)
+        return 2
     print(f"wrote {out}")
     return 0
 

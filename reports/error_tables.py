@@ -9,7 +9,7 @@ cell listed in ``reports/known_divergences.csv`` with its investigated reason.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +87,9 @@ class ErrorTable:
     names: dict[str, str]
     mcnemar_method: str
     alpha: float
+    # kernel -> datasets with a public copy that the McNemar score lacks; the
+    # published total of that kernel is then not compared (published_score NaN)
+    not_comparable: dict[str, list[str]] = field(default_factory=dict)
 
 
 def build_error_table(
@@ -182,9 +185,14 @@ def build_error_table(
         cells.loc[grp.index[grp.published_pct == best_pub], "published_lowest"] = True
 
     score_rows = []
+    all_sets = [from_pub.get(d, d) for d in pub_datasets]
+    public = [d for d in all_sets if has_public_copy(d)]
+    not_comparable: dict[str, list[str]] = {}
     for kernel in kernels:
         totals = dict.fromkeys(methods, 0.0)
         n_sets = 0
+        block_methods = set(cells[cells.kernel == kernel].method)
+        complete = []
         for dname in [from_pub.get(d, d) for d in pub_datasets]:
             recs = [
                 by_cell[(dname, m, kernel)]
@@ -192,6 +200,8 @@ def build_error_table(
                 if (dname, m, kernel) in by_cell
                 and by_cell[(dname, m, kernel)]["status"] == "ok"
             ]
+            if {r["method"] for r in recs} >= block_methods:
+                complete.append(dname)
             if len(recs) < 2:
                 continue
             y_true, preds = aligned_predictions(recs)
@@ -200,6 +210,11 @@ def build_error_table(
             ).items():
                 totals[m] += s
             n_sets += 1
+        # The published totals are over every dataset of the paper: compare only when
+        # every dataset with a public copy was scored with all the block's methods.
+        lacking = [d for d in public if d not in complete]
+        if lacking:
+            not_comparable[kernel] = lacking
         for m in methods:
             if cells[(cells.kernel == kernel) & (cells.method == m)].empty:
                 continue
@@ -224,6 +239,8 @@ def build_error_table(
         )
     except FileNotFoundError:
         scores["published_score"] = np.nan
+    if not_comparable and len(scores):
+        scores.loc[scores.kernel.isin(list(not_comparable)), "published_score"] = np.nan
 
     wins = (
         cells.groupby("method", sort=False)
@@ -244,7 +261,38 @@ def build_error_table(
         names=names,
         mcnemar_method=mcnemar_method,
         alpha=alpha,
+        not_comparable=not_comparable,
     )
+
+
+def has_public_copy(name: str) -> bool:
+    """Whether the registry can load ``name`` (False for ovarian, stroke, ...)."""
+    import datasets
+
+    try:
+        spec = datasets.REGISTRY[datasets.resolve(name)]
+    except (KeyError, ValueError):
+        return True  # unknown to the registry: counted as missing, never excused
+    return not getattr(spec, "unavailable_reason", None)
+
+
+def missing_cells(t: ErrorTable, failed: bool = False) -> list[str]:
+    """``dataset/kernel/method`` of every cell without a record (not run yet).
+
+    ``failed=True`` also lists the cells whose run failed (``... (error)``).
+    """
+    miss = t.cells[t.cells.status == "not run"]
+    out = [f"{r.dataset}/{r.kernel}/{r.method}" for r in miss.itertuples()]
+    if failed:  # named first: a failure needs a look, a cell not run only a run
+        err = t.cells[t.cells.status == "error"]
+        out = [
+            f"{r.dataset}/{r.kernel}/{r.method} (error)" for r in err.itertuples()
+        ] + out
+    return out
+
+
+def _score(v: float) -> str:
+    return "—" if pd.isna(v) else f"{v:g}"
 
 
 def _cell_text(c: pd.Series, bold: str = "**") -> str:
@@ -344,11 +392,22 @@ def error_table_markdown(
                 [f"McNemar score ({n_sets} datasets)", ""]
                 + [
                     f"{sc.loc[m, 'reproduced_score']:g} / "
-                    f"{sc.loc[m, 'published_score']:g}"
+                    f"{_score(sc.loc[m, 'published_score'])}"
                     if m in sc.index
                     else ""
                     for m in methods
                 ]
+            )
+        if kernel in t.not_comparable:
+            rows.append(
+                [
+                    "(published totals, over all the paper's datasets, not "
+                    "compared: no complete row for "
+                    + ", ".join(t.not_comparable[kernel])
+                    + ")",
+                    "",
+                ]
+                + ["" for _ in methods]
             )
         parts += [
             f"## {KERNEL_TITLES.get(kernel, kernel)}",
@@ -382,12 +441,38 @@ def error_table_markdown(
             "- McNemar totals (reproduced / published): "
             + "; ".join(
                 f"{KERNEL_TITLES.get(k, k).split(',')[0]} {t.names.get(m, m)} "
-                f"{r:g}/{p:g}"
+                f"{r:g}/{_score(p)}"
                 for k, m, r, p in zip(
                     sc.kernel, sc.method, sc.reproduced_score, sc.published_score
                 )
             )
         )
+    missing = missing_cells(t)
+    if missing:
+        parts += [
+            "",
+            f"## Cells not run ({len(missing)})",
+            "",
+            "No record of these cells under the result folder (a partial sweep?); "
+            "their McNemar scores are not compared with the paper's totals.",
+            "",
+        ]
+        by_set: dict[str, list[str]] = {}
+        for cell in missing:
+            d, k, m = cell.split("/")
+            by_set.setdefault(d, []).append(f"{k}/{m}")
+        for d, cs in by_set.items():
+            n_all = int((t.cells.dataset == d).sum())
+            parts.append(
+                f"- {d}: " + ("all cells" if len(cs) == n_all else ", ".join(cs))
+            )
+    failed = t.cells[t.cells.status == "error"]
+    if len(failed):
+        parts += ["", f"## Cells whose run failed ({len(failed)})", ""]
+        parts += [
+            f"- {r.dataset}/{r.kernel}/{r.method}: {r.reason}"
+            for r in failed.itertuples()
+        ]
     kd = t.cells[t.cells.known_divergence != ""]
     if len(kd):
         parts += ["", "## Reviewed divergences (‡)", ""]

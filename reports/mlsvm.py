@@ -11,9 +11,11 @@ from reports.error_tables import (
     build_error_table,
     error_table_latex,
     error_table_markdown,
+    missing_cells,
 )
-from reports.records import GENERATED_DIR, load_records, records_frame
-from reports.render import write_csv, write_text
+from reports.guard import guard_table, output_dir
+from reports.records import load_records, records_frame
+from reports.render import csv_text, write_csv, write_text
 
 TABLE1_NOTES = [
     "Paper A (mlsvm), Table I: 10-fold CV classification error of SVM_m, ε-SVM, "
@@ -71,7 +73,7 @@ def _error_table(
 
 def table1(
     results_root: str | Path,
-    out_dir: Path | None = None,
+    out_dir: str | Path | None = None,
     mcnemar_method: str = "chi2_cc",
     variants: bool = False,
 ) -> Path:
@@ -80,11 +82,12 @@ def table1(
     ``variants=True`` also uses runs with command-line overrides (e.g. a smoke
     protocol); by default only runs of the experiment's own config fill the table.
     """
-    out_dir = out_dir or GENERATED_DIR / "mlsvm"
+    out_dir = output_dir("mlsvm", out_dir)
     records, t, md = _error_table(
         results_root, "table1", "Table I", TABLE1_NOTES, mcnemar_method, ("fda",),
         variants,
     )
+    guard_table(out_dir / "table1.csv", t.cells, missing=missing_cells(t, failed=True))
     _write_error_table(
         t, out_dir, "table1", md, "10-fold CV error (%) of the mlsvm Table I methods,"
     )
@@ -113,17 +116,32 @@ def fig2(records, out_dir: Path, dataset_order, method_order, names) -> None:
     """Running time per method and dataset (Table I order), one panel per kernel.
 
     The paper's Fig. 2 shows one panel without naming its kernel; we plot the mean
-    final-refit time per outer fold, for every kernel, on a log scale.
+    final-refit time per outer fold, for every kernel, on a log scale. The figure
+    is drawn from ``fig2_times.csv``'s numbers only: when that file already holds
+    them and both images exist, nothing is redrawn (drawing is most of a report's
+    time).
     """
+    df = records_frame(records)
+    if df.empty:
+        return
+    df = df[df.status == "ok"]
+    if df.empty:
+        return
+    timing = df[
+        ["dataset", "kernel", "method", "mean_fit_seconds", "mean_search_seconds"]
+    ].sort_values(["kernel", "dataset", "method"])
+    times_csv = out_dir / "fig2_times.csv"
+    if (
+        times_csv.exists()
+        and times_csv.read_text() == csv_text(timing)
+        and all((out_dir / f"fig2.{ext}").exists() for ext in ("png", "pdf"))
+    ):
+        return
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    df = records_frame(records)
-    df = df[df.status == "ok"]
-    if df.empty:
-        return
     kernels = [k for k in ("linear", "poly2", "poly3", "gauss1") if k in set(df.kernel)]
     fig, axes = plt.subplots(
         1, len(kernels), figsize=(3.6 * len(kernels), 3.4), sharey=True, squeeze=False
@@ -168,12 +186,7 @@ def fig2(records, out_dir: Path, dataset_order, method_order, names) -> None:
             metadata={"CreationDate": None} if ext == "pdf" else {"Software": None},
         )
     plt.close(fig)
-    timing = df[
-        ["dataset", "kernel", "method", "mean_fit_seconds", "mean_search_seconds"]
-    ]
-    write_csv(
-        out_dir / "fig2_times.csv", timing.sort_values(["kernel", "dataset", "method"])
-    )
+    write_csv(times_csv, timing)
 
 
 TABLE2_NOTES = [
@@ -194,7 +207,7 @@ TABLE2_NOTES = [
 
 def table2(
     results_root: str | Path,
-    out_dir: Path | None = None,
+    out_dir: str | Path | None = None,
     mcnemar_method: str = "chi2_cc",
     variants: bool = False,
 ) -> Path:
@@ -204,11 +217,12 @@ def table2(
     """
     from methods.kernels import bank20
 
-    out_dir = out_dir or GENERATED_DIR / "mlsvm"
+    out_dir = output_dir("mlsvm", out_dir)
     records, t, md = _error_table(
         results_root, "table2", "Table II", TABLE2_NOTES, mcnemar_method,
         variants=variants,
     )
+    guard_table(out_dir / "table2.csv", t.cells, missing=missing_cells(t, failed=True))
     labels = [s.label for s in bank20()]
     rows = []
     for r in records:

@@ -1,10 +1,17 @@
 """The checks behind the reviewed divergences of mlsvm Table I.
 
-``kml-report mlsvm_table1_checks`` (``make check-table1``) recomputes, from the raw
-data and with the harness's own folds, every number that a reason in
-``reports/known_divergences.csv`` relies on, and writes them to
-``reports/generated/mlsvm/table1_checks.{md,csv}``:
+``make check-table1`` runs the experiment ``conf/experiment/mlsvm_table1_checks.yaml``
+through the runner (one ``kml-run`` sweep per entry of its ``checks`` list, see
+:func:`sweep_commands`), then ``kml-report mlsvm_table1_checks`` turns the records
+under ``--results`` into ``reports/generated/mlsvm/table1_checks.{md,csv}``; every
+number a reason in ``reports/known_divergences.csv`` relies on is one of its rows:
 
+- ``alt``: a Table I cell rerun with one alternative protocol choice (e.g. FDA without
+  regularization, SVM-FDA on the unnormalized features): the run's error.
+- ``reach``: the outer-CV error of the C-SVM at each fixed C of the grid on Table I's
+  folds (runs with a one-point grid), and the nested-CV error over several fold seeds
+  (runs with ``seed=0..19``): the range a C-SVM on this kernel reaches under the
+  stated protocol.
 - ``band``: on every training set that Table I's nested CV fits (each outer training
   part and each inner one; every C of the grid and of the grid halved), whether the
   C-SVM optimum already lies inside SVM_m's band, :math:`y_i f(x_i) \\le 1 +
@@ -13,21 +20,19 @@ data and with the harness's own folds, every number that a reason in
   than the SVM optimum, which SVM_m attains with :math:`\\eta = 0`. Both methods then
   predict alike with any exact solver, unless the intercept is not unique (no free
   multiplier), which the check counts. It also fits SVM_m and reports its largest
-  decision-value difference from the SVM.
-- ``reach``: the outer-CV error of the C-SVM at each fixed C of the grid on Table I's
-  folds, and the nested-CV error over several fold seeds: the range a C-SVM on this
-  kernel reaches under the stated protocol.
-- ``alt``: a cell rerun with one alternative protocol choice (e.g. FDA without
-  regularization, SVM-FDA on the unnormalized features).
+  decision-value difference from the SVM. Not a runner experiment yet: the runner
+  records the diagnostics of the refit model only, not of the fits inside the grid
+  search, so :func:`band_check` still fits its models here (see its docstring).
 
-The checks use the experiment config ``conf/experiment/mlsvm_table1.yaml``; nothing
-here is compared with, or tuned to, a published value.
+Nothing here is compared with, or tuned to, a published value.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -39,47 +44,119 @@ from sklearn.base import clone
 from sklearn.utils.metaestimators import _safe_split
 from threadpoolctl import threadpool_limits
 
-from reports.records import GENERATED_DIR
 from reports.render import write_csv, write_text
 
 log = logging.getLogger(__name__)
 
-GRID = "[0.1,1,10,100,1000]"
+EXPERIMENT = "mlsvm_table1_checks"
 BAND_CELLS = [("sonar", 3.0), ("sonar", 0.0), ("ionosphere", 3.0), ("wdbc", 3.0)]
-REACH_CELLS = [("sonar", "svm", "linear")]
-ALT_CELLS = [
-    # (dataset, method, kernel, overrides, what the alternative is)
-    ("sonar", "svm", "linear", ["kernel.normalize=null"], "no cosine normalization"),
-    ("sonar", "svm_fda", "linear", ["method.normalize=null"],
-     "SVM-FDA on the standardized features (no row normalization)"),
-    ("musk1", "svm_fda", "linear", ["method.normalize=null"],
-     "SVM-FDA on the standardized features (no row normalization)"),
-    *[
-        (d, "svm", "gauss1", ["search.grids.default.C=[0.05,0.5,5,50,500]"],
-         "the C grid halved (Eq. 14 as printed: SVM_m at C1 is the SVM at C1/2)")
-        for d in ("sonar", "ionosphere", "wdbc")
-    ],
-    *[
-        (d, "eps_svm", "gauss1", [f"+search.grids.eps_svm={{C:{GRID},C2:{GRID}}}"],
-         "C2 searched over the grid instead of C1/3")
-        for d in ("ionosphere", "wdbc")
-    ],
-    *[
-        (d, m, k, ["protocol.preprocess_scope=fold"],
-         "standardization fitted on each outer training part")
-        for d, m, k in (
-            ("sonar", "svm", "linear"),
-            ("ionosphere", "eps_svm", "gauss1"),
-            ("wdbc", "eps_svm", "gauss1"),
+CELL_KEYS = ("dataset", "method", "kernel", "seed")
+
+
+@dataclass(frozen=True)
+class CheckJob:
+    """One run of a check sweep: its cell and the overrides Hydra gives the job."""
+
+    check: str
+    what: str
+    extra: str  # the sweep's overrides after the cell keys, as written (row text)
+    overrides: tuple[str, ...]  # as Hydra's basic sweeper formats them per job
+    cell: dict[str, str]
+
+
+def check_specs() -> list[dict[str, str]]:
+    """The ``checks`` list of the experiment file (check, what, sweep), in order."""
+    from reports.records import CONF_DIR
+
+    path = CONF_DIR / "experiment" / f"{EXPERIMENT}.yaml"
+    cfg = OmegaConf.load(path)
+    return [dict(c) for c in OmegaConf.to_container(cfg.checks)]
+
+
+def sweep_commands() -> list[str]:
+    """The kml-run arguments of each check sweep (``make check-table1`` runs them)."""
+    return [f"experiment={EXPERIMENT} {c['sweep']}" for c in check_specs()]
+
+
+def check_jobs() -> list[CheckJob]:
+    """Every run of every check sweep, expanded as Hydra's basic sweeper does."""
+    import itertools
+
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    parser = OverridesParser.create()
+    jobs = []
+    for spec in check_specs():
+        tokens = spec["sweep"].split()
+        choices = []
+        for o in parser.parse_overrides(tokens):
+            key = o.get_key_element()
+            if o.is_sweep_override():
+                choices.append([f"{key}={v}" for v in o.sweep_string_iterator()])
+            else:
+                choices.append([f"{key}={o.get_value_element_as_str()}"])
+        extra = " ".join(
+            t for t in tokens if t.split("=", 1)[0].lstrip("+~") not in CELL_KEYS
         )
-    ],
-    *[
-        (d, "fda", k, ["method.reg=1e-9"], "FDA with reg = 1e-9 (near unregularized)")
-        for k in ("linear", "poly2")
-        for d in ("sonar", "ionosphere", "liver_bupa", "musk1")
-    ],
-]
-N_SEEDS = 20
+        for combo in itertools.product(*choices):
+            cell = {"seed": "0"}
+            for o in combo:
+                k, v = o.split("=", 1)
+                if k in CELL_KEYS:
+                    cell[k] = v
+            jobs.append(CheckJob(spec["check"], spec["what"], extra, combo, cell))
+    return jobs
+
+
+@functools.cache
+def _job_config(overrides: tuple[str, ...]) -> str:
+    """The key config a job's record must hold (code version aside), as JSON."""
+    import json
+
+    from reports.records import _plain
+    from runners.run import compose_config, key_config
+
+    kc = key_config(compose_config([f"experiment={EXPERIMENT}", *overrides]))
+    kc.pop("code_version", None)
+    return json.dumps(_plain(kc), sort_keys=True)
+
+
+def match_records(
+    jobs: Sequence[CheckJob], records: Sequence[dict[str, Any]]
+) -> list[dict[str, Any] | None]:
+    """The newest finished record of each job (``None`` when it has not run).
+
+    A record with ``overrides`` matches a job whose overrides are the same (neutral
+    keys such as ``experiment`` aside); an older record without them is matched by
+    recomposing the job's config (slow: one Hydra compose per job).
+    """
+    import json
+
+    from reports.records import NEUTRAL_KEYS, _plain, override_key
+
+    def meaningful(overrides) -> frozenset[str]:
+        return frozenset(o for o in overrides if override_key(o) not in NEUTRAL_KEYS)
+
+    by_cell: dict[tuple, list[dict[str, Any]]] = {}
+    for r in records:
+        cell = (r["original_dataset"], r["method"], r["kernel"], str(r["seed"]))
+        by_cell.setdefault(cell, []).append(r)
+    out = []
+    for job in jobs:
+        c = job.cell
+        found = None
+        for r in by_cell.get((c["dataset"], c["method"], c["kernel"], c["seed"]), []):
+            if "overrides" in r:
+                same = meaningful(r["overrides"]) == meaningful(job.overrides)
+            else:
+                got = dict(r["config"])
+                got.pop("code_version", None)
+                want = _job_config(job.overrides)
+                same = json.dumps(_plain(got), sort_keys=True) == want
+            if same and (found is None or r.get("finished", "") > found["finished"]):
+                found = r
+        out.append(found)
+    return out
 
 
 def _setup(dataset: str, method: str, kernel: str, overrides: Sequence[str] = ()):
@@ -167,119 +244,79 @@ def band_check(dataset: str, epsilon: float, kernel: str = "gauss1") -> dict[str
     }
 
 
-def _fixed_c_error(est, K, y, splits, C: float) -> float:
-    err = n = 0
-    for _, _, tr, te in splits:
-        m = clone(est).set_params(C=C)
-        K_tr, y_tr = _safe_split(m, K, y, tr)
-        K_te, _ = _safe_split(m, K, y, te, tr)
-        err += int(np.sum(m.fit(K_tr, y_tr).predict(K_te) != y[te]))
-        n += len(te)
-    return 100.0 * err / n
-
-
-def _nested_error(est, K, y, protocol, grid, name: str, seed: int) -> float:
-    from runners.protocols import evaluate, fold_seed_parts, outer_splits
-
-    with threadpool_limits(1):
-        folds = evaluate(
-            est, K, y, outer_splits(y, protocol, name, seed), grid, protocol,
-            fold_seed_parts(name, seed),
-        )
-    err = sum(int(np.sum(f.y_pred != y[f.test_idx])) for f in folds)
-    return 100.0 * err / len(y)
-
-
-def reach_check(
-    dataset: str, method: str, kernel: str, n_seeds: int = N_SEEDS, n_jobs: int = 2
-) -> list[dict[str, Any]]:
-    """Fixed-C errors on Table I's folds and the nested-CV error over fold seeds."""
-    from runners.protocols import outer_splits
-
-    cfg, name, y, est, K, protocol, grid = _setup(dataset, method, kernel)
-    splits = outer_splits(y, protocol, name, int(cfg.seed))
-    fixed = {C: _fixed_c_error(est, K, y, splits, C) for C in grid["C"]}
-    seeds = list(range(n_seeds))
-    nested = Parallel(n_jobs=n_jobs)(
-        delayed(_nested_error)(est, K, y, protocol, grid, name, s) for s in seeds
-    )
-    return [
-        {
-            "check": "reach",
-            "dataset": name,
-            "kernel": kernel,
-            "method": method,
-            "what": "outer-CV error (%) at a fixed C, Table I's folds, min..max over C",
-            "value": round(min(fixed.values()), 2),
-            "bound": round(max(fixed.values()), 2),
-            "holds": None,
-            "detail": ", ".join(f"C={C}: {e:.2f}" for C, e in fixed.items()),
-        },
-        {
-            "check": "reach",
-            "dataset": name,
-            "kernel": kernel,
-            "method": method,
-            "what": f"nested-CV error (%) over fold seeds 0..{n_seeds - 1}, min..max",
-            "value": round(min(nested), 2),
-            "bound": round(max(nested), 2),
-            "holds": None,
-            "detail": f"mean {np.mean(nested):.2f}, sd {np.std(nested, ddof=1):.2f}",
-        },
-    ]
-
-
-def alt_check(
-    dataset: str, method: str, kernel: str, overrides: Sequence[str], what: str
-) -> dict[str, Any]:
-    """The Table I cell rerun by the runner with one alternative choice.
-
-    The run goes to a throw-away result store, so the table's records are untouched.
-    """
-    import tempfile
-
-    from runners.run import compose_config, run_job
-
-    with tempfile.TemporaryDirectory() as tmp:
-        cfg = compose_config(
-            [
-                "experiment=mlsvm_table1",
-                f"dataset={dataset}",
-                f"method={method}",
-                f"kernel={kernel}",
-                f"paths.results={tmp}",
-                *overrides,
-            ]
-        )
-        record = run_job(cfg)
-    if record["status"] != "ok":
-        raise RuntimeError(
-            f"alt check {dataset}/{method}/{kernel}: {record.get('reason')}\n"
-            f"{record.get('traceback', '')}"
-        )
-    error = record["error_pct"]
+def _alt_row(job: CheckJob, rec: dict[str, Any]) -> dict[str, Any]:
     return {
         "check": "alt",
-        "dataset": record["dataset"],
-        "kernel": kernel,
-        "method": method,
-        "what": f"nested-CV error (%) with {what} ({' '.join(overrides)})",
-        "value": round(error, 2),
+        "dataset": rec["dataset"],
+        "kernel": job.cell["kernel"],
+        "method": job.cell["method"],
+        "what": f"nested-CV error (%) with {job.what} ({job.extra})",
+        "value": round(rec["error_pct"], 2),
         "bound": np.nan,
         "holds": None,
         "detail": "",
     }
 
 
-def run_checks(n_jobs: int = 2) -> pd.DataFrame:
-    """All checks, one row each."""
-    jobs = [delayed(band_check)(d, e) for d, e in BAND_CELLS]
-    jobs += [delayed(alt_check)(*cell) for cell in ALT_CELLS]
+def _reach_row(what: str, jobs, recs) -> dict[str, Any]:
+    c = jobs[0].cell
+    errors = [r["error_pct"] for r in recs]
+    if what == "fixed_c":
+        cs = [r["config"]["grid"]["C"][0] for r in recs]
+        text = "outer-CV error (%) at a fixed C, Table I's folds, min..max over C"
+        detail = ", ".join(f"C={C}: {e:.2f}" for C, e in zip(cs, errors))
+    else:
+        seeds = [int(r["seed"]) for r in recs]
+        text = (
+            f"nested-CV error (%) over fold seeds {min(seeds)}..{max(seeds)}, "
+            "min..max"
+        )
+        detail = f"mean {np.mean(errors):.2f}, sd {np.std(errors, ddof=1):.2f}"
+    return {
+        "check": "reach",
+        "dataset": recs[0]["dataset"],
+        "kernel": c["kernel"],
+        "method": c["method"],
+        "what": text,
+        "value": round(min(errors), 2),
+        "bound": round(max(errors), 2),
+        "holds": None,
+        "detail": detail,
+    }
+
+
+def rows_from_records(
+    records: Sequence[dict[str, Any]],
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """The alt and reach rows, in the experiment file's order, and the missing runs."""
+    jobs = check_jobs()
+    found = match_records(jobs, records)
+    missing = [
+        f"{j.check} {j.cell['dataset']}/{j.cell['method']}/{j.cell['kernel']} "
+        f"{' '.join(j.overrides)}"
+        for j, r in zip(jobs, found)
+        if r is None or r["status"] != "ok"
+    ]
+    rows: list[dict[str, Any]] = []
+    reach: dict[str, list] = {}
+    for job, rec in zip(jobs, found):
+        if rec is None or rec["status"] != "ok":
+            continue
+        if job.check == "alt":
+            rows.append(_alt_row(job, rec))
+        else:
+            reach.setdefault(job.what, []).append((job, rec))
+    for what, pairs in reach.items():
+        rows.append(_reach_row(what, [j for j, _ in pairs], [r for _, r in pairs]))
+    return rows, missing
+
+
+def band_rows(n_jobs: int = 2) -> list[dict[str, Any]]:
+    """The band checks (fitted here until the runner records inner-fit numbers)."""
     with threadpool_limits(1):
-        rows = Parallel(n_jobs=n_jobs)(jobs)
-    for cell in REACH_CELLS:
-        rows.extend(reach_check(*cell, n_jobs=n_jobs))
-    return pd.DataFrame(rows)
+        return Parallel(n_jobs=n_jobs)(
+            delayed(band_check)(d, e) for d, e in BAND_CELLS
+        )
 
 
 def _markdown(df: pd.DataFrame) -> str:
@@ -302,11 +339,42 @@ def _markdown(df: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
-def table1_checks(results_root: str | Path, **_: Any) -> Path:
-    """Run the checks and write ``table1_checks.md`` and ``.csv``."""
-    df = run_checks()
-    out = GENERATED_DIR / "mlsvm"
+def table1_checks(
+    results_root: str | Path, out_dir: str | Path | None = None, **_: Any
+) -> Path:
+    """Write ``table1_checks.md`` and ``.csv`` from the records of the check runs.
+
+    Missing runs are listed; the committed table is never replaced by one with
+    fewer rows (:func:`reports.guard.guard_table`; use ``out_dir`` for a partial one).
+    """
+    from reports.guard import guard_table, output_dir
+    from reports.records import load_records
+
+    out = output_dir("mlsvm", out_dir)
+    records = load_records(
+        results_root, EXPERIMENT, variants=True, per_config=True
+    )
+    rows, missing = rows_from_records(records)
+    if missing:
+        log.warning(
+            "%d check runs have no finished record under %s: %s; run `make "
+            "check-table1`",
+            len(missing),
+            results_root,
+            "; ".join(missing[:5]),
+        )
+    df = pd.DataFrame(band_rows() + rows)
+    guard_table(out / "table1_checks.csv", df, filled=len, missing=missing)
     write_csv(out / "table1_checks.csv", df)
     md = out / "table1_checks.md"
     write_text(md, _markdown(df))
     return md
+
+
+if __name__ == "__main__":
+    import sys
+
+    if sys.argv[1:] != ["--sweeps"]:
+        sys.exit("usage: python -m reports.mlsvm_checks --sweeps")
+    # one line of kml-run arguments per check sweep, for `make check-table1`
+    print("\n".join(sweep_commands()))

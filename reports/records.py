@@ -16,12 +16,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from reports.guard import (
+    GENERATED_DIR,  # noqa: F401 (writers and tests import it from here)
+    ReportError,
+    require_store,
+)
 from runners.store import ResultStore
 
 log = logging.getLogger("kml.reports")
 
 PUBLISHED_DIR = Path(__file__).resolve().parent / "published"
-GENERATED_DIR = Path(__file__).resolve().parent / "generated"
 
 
 def load_published(name: str) -> pd.DataFrame:
@@ -70,11 +74,12 @@ def _experiment_config(
 
 
 def is_experiment_config(record: dict[str, Any]) -> bool:
-    """Whether a record ran the experiment's own config, not a command-line variant.
+    """Whether a record ran the experiment's own config, by recomposing that config.
 
-    A variant (e.g. ``protocol.preprocess_scope=fold`` or ``method.reg=1e-9`` on the
-    command line) writes to the same experiment folder under another key; tables must
-    not mix it in. Records whose cell cannot be composed any more are kept.
+    The fallback of :func:`is_own_run` for records written before the runner stored
+    ``overrides``: slow (a Hydra compose per cell) and tied to today's config files,
+    so editing a config reclassifies such records. Records whose cell cannot be
+    composed any more are kept.
     """
     expected = _experiment_config(
         record["experiment"],
@@ -91,40 +96,147 @@ def is_experiment_config(record: dict[str, Any]) -> bool:
     return json.dumps(_plain(got), sort_keys=True) == expected
 
 
+CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
+
+# Override keys that never change a run's numbers: which experiment folder, the
+# repetition id (its own column of the table), rerun and error policy, where records
+# and logs go, BLAS threads.
+NEUTRAL_KEYS = frozenset(
+    {"experiment", "seed", "force", "raise_errors", "blas_threads", "paths.results",
+     "paths.outputs"}
+)
+
+
+@functools.cache
+def sweep_params(experiment: str) -> dict[str, list[str]] | None:
+    """What the experiment file sweeps (``hydra.sweeper.params``), key -> values.
+
+    Read once per process with OmegaConf (no Hydra compose); ``None`` when
+    ``conf/experiment/<experiment>.yaml`` does not exist.
+    """
+    from omegaconf import OmegaConf
+
+    path = CONF_DIR / "experiment" / f"{experiment}.yaml"
+    if not path.exists():
+        return None
+    params = OmegaConf.select(OmegaConf.load(path), "hydra.sweeper.params") or {}
+    return {
+        str(k): [v.strip() for v in str(params[k]).split(",")] for k in params.keys()
+    }
+
+
+def sweep_keys(experiment: str) -> frozenset[str] | None:
+    """The keys the experiment file sweeps; ``None`` without an experiment file."""
+    params = sweep_params(experiment)
+    return None if params is None else frozenset(params)
+
+
+def override_key(override: str) -> str:
+    """``kernel.normalize`` of ``kernel.normalize=null``; ``+``/``++``/``~`` dropped."""
+    return override.split("=", 1)[0].lstrip("~+")
+
+
+def is_own_run(record: dict[str, Any], keys: frozenset[str]) -> bool | None:
+    """Whether ``record`` ran its experiment's own config, from its stored overrides.
+
+    Own iff every override key is a key the experiment sweeps (``keys``) or one of
+    :data:`NEUTRAL_KEYS`; anything else (``kernel.normalize=null``,
+    ``protocol=smoke``) makes a variant. ``None`` for a record without
+    ``overrides`` (written before the runner stored them).
+    """
+    overrides = record.get("overrides")
+    if overrides is None:
+        return None
+    return all(
+        (k := override_key(o)) in keys or k in NEUTRAL_KEYS or k.startswith("hydra.")
+        for o in overrides
+    )
+
+
+RECORD_FIELDS = ("key", "experiment", "dataset", "method", "kernel", "seed", "status")
+
+
 def load_records(
     results_root: str | Path,
     experiment: str,
     *,
     code_version: str | None = None,
     variants: bool = False,
+    per_config: bool = False,
 ) -> list[dict[str, Any]]:
     """The newest record per (dataset, method, kernel, seed) of ``experiment``.
 
-    Only records of the experiment's own config count (:func:`is_experiment_config`);
-    ``variants=True`` also admits runs with command-line overrides. Records of another
-    code version are used when nothing newer exists, with a warning, so a report can
-    always be rebuilt; ``code_version`` set keeps only matching ones.
+    ``per_config=True``: the newest per config key instead, so runs of one cell
+    with different overrides are all kept (the checks of Table I).
+
+    Only records of the experiment's own config count (:func:`is_own_run`, from the
+    ``overrides`` each record stores; records without them fall back to
+    :func:`is_experiment_config`, which recomposes the config). ``variants=True``
+    also admits runs with command-line overrides. Records of another code version
+    are used when nothing newer exists, with a warning, so a report can always be
+    rebuilt; ``code_version`` set keeps only matching ones.
+
+    A missing, empty or foreign ``results_root`` raises
+    :class:`reports.guard.ReportError` naming the folder (see
+    :func:`reports.guard.require_store`); so does a JSON file that is not a record.
     """
+    base = require_store(results_root, experiment)
+    keys = sweep_keys(experiment)
     store = ResultStore(results_root)
     newest: dict[tuple, dict[str, Any]] = {}
     skipped: list[str] = []
+    recomposed = n_read = 0
     for rec in store.records(experiment):
+        n_read += 1
+        lacking = [f for f in RECORD_FIELDS if f not in rec]
+        if lacking or rec["experiment"] != experiment:
+            raise ReportError(
+                f"{rec.get('_path')} is not a kml-run record of {experiment} "
+                + (f"(no {', '.join(lacking)})" if lacking else
+                   f"(its experiment is {rec['experiment']!r})")
+                + f"; {base} should hold only what kml-run writes. Move it away."
+            )
         if (
             code_version is not None
             and rec["config"].get("code_version") != code_version
         ):
             continue
-        if not variants and not is_experiment_config(rec):
-            skipped.append(f"{rec['dataset']}/{rec['label']}")
-            continue
-        k = (rec["dataset"], rec["method"], rec["kernel"], rec["seed"])
+        if not variants:
+            own = None if keys is None else is_own_run(rec, keys)
+            if own is None:
+                recomposed += 1
+                own = is_experiment_config(rec)
+            if not own:
+                skipped.append(f"{rec['dataset']}/{rec['label']}")
+                continue
+        k = (
+            (rec["key"],)
+            if per_config
+            else (rec["dataset"], rec["method"], rec["kernel"], rec["seed"])
+        )
         if k not in newest or rec.get("finished", "") > newest[k].get("finished", ""):
             newest[k] = rec
+    if not n_read:
+        n_json = sum(1 for p in base.rglob("*.json") if not p.name.startswith("."))
+        raise ReportError(
+            f"{base} holds no readable kml-run record: its {n_json} JSON files are "
+            "damaged or not records (named in the warnings above). Rerun the sweep, "
+            "or pass the --results folder kml-run wrote."
+        )
+    if recomposed:
+        log.warning(
+            "%s: %d records store no overrides (written before the runner kept "
+            "them); told apart from variants by recomposing their config, which is "
+            "slow and follows today's config files. Rerun them to store overrides.",
+            experiment,
+            recomposed,
+        )
     if skipped and not newest:
-        raise ValueError(
+        raise ReportError(
             f"no record of {experiment} under {results_root} ran the experiment's own "
             f"config; {len(skipped)} variant records were left out (e.g. "
-            f"{skipped[0]}). Pass variants=True (kml-report --variants) to use them."
+            f"{skipped[0]}). Pass --variants (variants=True) to use them, or run the "
+            f"experiment's own config: kml-run experiment={experiment}."
         )
     if skipped:
         log.warning(

@@ -23,10 +23,13 @@ def write_text(path: Path, text: str) -> None:
         raise
 
 
+def csv_text(frame: pd.DataFrame) -> str:
+    """The text :func:`write_csv` writes for ``frame``."""
+    return frame.to_csv(index=False, float_format="%.6g", lineterminator="\n")
+
+
 def write_csv(path: Path, frame: pd.DataFrame) -> None:
-    write_text(
-        path, frame.to_csv(index=False, float_format="%.6g", lineterminator="\n")
-    )
+    write_text(path, csv_text(frame))
 
 
 def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:

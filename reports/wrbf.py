@@ -14,7 +14,8 @@ import numpy as np
 import pandas as pd
 
 from reports.error_tables import published_dataset_names
-from reports.records import GENERATED_DIR, load_published, load_records
+from reports.guard import ReportError, guard_table, output_dir
+from reports.records import load_published, load_records, sweep_params
 from reports.render import markdown_table, write_csv, write_text
 from reports.stats import pearson, wilcoxon_rank_sum, wilcoxon_signed_rank
 
@@ -138,13 +139,32 @@ def fig2(exp: pd.DataFrame, out_dir: Path) -> None:
     plt.close(fig)
 
 
+def n_experiments(table: pd.DataFrame) -> int:
+    """Filled cells of Table 1: the (original, donor, split) experiments it pools."""
+    if table.empty or "n_experiments" not in table.columns:
+        return 0
+    return int(table.n_experiments.sum())
+
+
+def missing_pairs(exp: pd.DataFrame) -> list[str]:
+    """``original+donor`` of the sweep's pairs without any experiment."""
+    params = sweep_params("wrbf_table1") or {}
+    originals = params.get("dataset", [])
+    donors = params.get("dataset.noise_donor", [])
+    have = set(zip(exp.original, exp.donor))
+    return [
+        f"{o}+{d}" for o in originals for d in donors
+        if o != d and (o, d) not in have
+    ]
+
+
 PUBLISHED_Z = -5.05
 PUBLISHED_R = 0.646
 
 
 def table1(
     results_root: str | Path,
-    out_dir: Path | None = None,
+    out_dir: str | Path | None = None,
     variants: bool = False,
     **_: object,
 ) -> Path:
@@ -152,15 +172,20 @@ def table1(
 
     ``variants=True`` also uses runs with command-line overrides of the experiment.
     """
-    out_dir = out_dir or GENERATED_DIR / "wrbf"
+    out_dir = output_dir("wrbf", out_dir)
     records = load_records(results_root, "wrbf_table1", variants=variants)
     exp = experiments_frame(records)
     if exp.empty:
-        raise RuntimeError(
-            "No finished wrbf_table1 records; run `kml-run experiment=wrbf_table1`."
+        raise ReportError(
+            f"no finished wrbf_table1 records with both RBF and WRBF under "
+            f"{results_root}; run `kml-run experiment=wrbf_table1`. Nothing was "
+            "written."
         )
     t = table1_frame(exp)
     c = claims(exp)
+    guard_table(
+        out_dir / "table1.csv", t, filled=n_experiments, missing=missing_pairs(exp)
+    )
     write_csv(out_dir / "table1.csv", t.round(4))
     write_csv(out_dir / "experiments.csv", exp.round(6))
     write_csv(out_dir / "claims.csv", pd.DataFrame([c]).round(6))

@@ -20,3 +20,76 @@ def test_variant_runs_do_not_enter_the_experiment_table(tmp_path, monkeypatch, c
     assert "left out 1 records" in caplog.text
     newest = load_records(tmp_path, "mlsvm_table1", variants=True)
     assert [r["key"] for r in newest] == [variant["key"]]  # the newer one
+
+
+def _stored(tmp_path, cell, overrides):
+    """A record of ``cell`` as a runner that keeps ``overrides`` stores it."""
+    import json
+
+    rec = run_job(compose_config([*cell, f"paths.results={tmp_path}"]))
+    rec["overrides"] = overrides
+    path = rec.pop("_path", None) or next(
+        p for p in tmp_path.rglob("*.json") if rec["key"] in p.name
+    )
+    with open(path, "w") as fh:
+        json.dump(rec, fh)
+    return rec
+
+
+def test_overrides_tell_own_runs_from_variants_without_composing(
+    tmp_path, monkeypatch
+):
+    """With ``overrides`` stored, no config is recomposed (issue 9: 15 s for 40)."""
+    import reports.records as records
+
+    own = _stored(tmp_path, CELL, CELL)
+    variant = _stored(
+        tmp_path, [*CELL, "kernel.normalize=null"], [*CELL, "kernel.normalize=null"]
+    )
+
+    def no_compose(*args, **kwargs):
+        raise AssertionError("recomposed a config although the record has overrides")
+
+    monkeypatch.setattr(records, "_experiment_config", no_compose)
+    kept = load_records(tmp_path, "mlsvm_table1")
+    assert [r["key"] for r in kept] == [own["key"]]
+    assert variant["key"] != own["key"]
+
+
+def test_is_own_run_reads_only_override_keys():
+    from reports.records import is_own_run, sweep_keys
+
+    keys = sweep_keys("mlsvm_table1")
+    assert keys == {"dataset", "method", "kernel"}
+    assert sweep_keys("wrbf_table1") == {"dataset", "dataset.noise_donor", "method"}
+
+    def own(*overrides):
+        return is_own_run({"overrides": list(overrides)}, keys)
+
+    assert own("experiment=mlsvm_table1", "dataset=sonar", "seed=3", "force=true")
+    assert own("dataset=sonar", "paths.results=/tmp/x", "raise_errors=true")
+    assert not own("dataset=sonar", "kernel.normalize=null")
+    assert not own("dataset=sonar", "protocol=smoke")
+    assert not own("+search.grids.eps_svm={C:[1],C2:[1]}")
+    assert not own("~method.reg")
+    assert is_own_run({}, keys) is None  # an older record: the caller falls back
+
+
+def test_editing_a_config_does_not_reclassify_records_with_overrides(tmp_path):
+    """The verdict comes from the record's overrides, not from today's config files."""
+    import json
+
+    import pytest
+
+    from reports.guard import ReportError
+
+    rec = _stored(tmp_path, CELL, CELL)
+    path = next(tmp_path.rglob("*.json"))
+    # as if conf/experiment/mlsvm_table1.yaml's grid were edited after the run
+    rec["config"]["grid"] = {"C": [1.0]}
+    path.write_text(json.dumps(rec))
+    assert [r["key"] for r in load_records(tmp_path, "mlsvm_table1")] == [rec["key"]]
+    del rec["overrides"]  # an older record: the fallback recomposes and differs
+    path.write_text(json.dumps(rec))
+    with pytest.raises(ReportError, match="variant records were left out"):
+        load_records(tmp_path, "mlsvm_table1")

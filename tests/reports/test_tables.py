@@ -70,3 +70,16 @@ def test_table1_files(smoke_results, tmp_path):
 def test_a_store_of_variants_only_is_a_clear_error(smoke_results, tmp_path):
     with pytest.raises(ValueError, match="variants=True"):
         table1(smoke_results, out_dir=tmp_path)
+
+
+def test_fig2_is_redrawn_only_when_its_numbers_change(smoke_results, tmp_path):
+    table1(smoke_results, out_dir=tmp_path, variants=True)
+    png = tmp_path / "fig2.png"
+    drawn = png.stat().st_mtime_ns
+    table1(smoke_results, out_dir=tmp_path, variants=True)
+    assert png.stat().st_mtime_ns == drawn  # same numbers: not redrawn
+    times = tmp_path / "fig2_times.csv"
+    times.write_text(times.read_text().replace("sonar", "sonar ", 1))
+    table1(smoke_results, out_dir=tmp_path, variants=True)
+    assert png.stat().st_mtime_ns != drawn
+    assert "sonar " not in times.read_text()

@@ -115,8 +115,11 @@ def test_report_loader_survives_a_damaged_record(tmp_path, caplog):
     bad = store.path("exp", "d", "bad", "k")
     bad.parent.mkdir(parents=True)
     bad.write_text('{"status": "o')
-    with caplog.at_level("WARNING"):
-        assert load_records(tmp_path, "exp", variants=True) == []
+    from reports.guard import ReportError
+
+    # named in a warning, then a clear error: nothing readable is left to report
+    with caplog.at_level("WARNING"), pytest.raises(ReportError, match="no readable"):
+        load_records(tmp_path, "exp", variants=True)
     assert str(bad) in caplog.text
 
 

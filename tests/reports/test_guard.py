@@ -1,0 +1,270 @@
+"""kml-report never destroys a committed table (issue 9).
+
+No records (missing, empty, mistyped or foreign --results) -> a clear error naming the
+folder, exit 2, nothing written. A partial sweep -> refused over the committed table,
+written with --out, with its missing cells listed and the published McNemar totals
+not compared. Each test runs against a copy of reports/generated (the guard's
+GENERATED_DIR is pointed at it), so the committed files are never at risk.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import reports.guard as guard
+from reports.__main__ import main
+from reports.guard import ReportError, guard_table
+from reports.records import GENERATED_DIR
+from runners.run import compose_config, run_job
+
+
+def _snapshot(root: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()
+    }
+
+
+@pytest.fixture
+def generated(tmp_path, monkeypatch):
+    """A copy of reports/generated that the writers treat as the committed one."""
+    copy = tmp_path / "generated"
+    shutil.copytree(GENERATED_DIR, copy)
+    monkeypatch.setattr(guard, "GENERATED_DIR", copy)
+    before = _snapshot(copy)
+    yield copy, before
+
+
+def _fails(capsys, generated, argv, *needles):
+    copy, before = generated
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    for needle in needles:
+        assert needle in err, (needle, err)
+    assert _snapshot(copy) == before, "a refused report wrote files"
+    return err
+
+
+@pytest.mark.parametrize("experiment", ["mlsvm_table1", "mlsvm_table2", "wrbf_table1"])
+def test_no_results_folder(tmp_path, capsys, generated, experiment):
+    missing = tmp_path / "results"
+    _fails(
+        capsys, generated, [experiment, "--results", str(missing)],
+        str(missing), "does not exist", f"{experiment}/<dataset>/<run>.json",
+        f"kml-run experiment={experiment}",
+    )
+
+
+@pytest.mark.parametrize("experiment", ["mlsvm_table1", "mlsvm_table2", "wrbf_table1"])
+def test_empty_results_folder(tmp_path, capsys, generated, experiment):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    _fails(
+        capsys, generated, [experiment, "--results", str(empty)],
+        f"no records of {experiment} under {empty}", "it is empty",
+    )
+
+
+def test_mistyped_results_folder(tmp_path, capsys, generated):
+    (tmp_path / "results" / "mlsvm_table1" / "sonar").mkdir(parents=True)
+    typo = tmp_path / "reslts"
+    _fails(capsys, generated, ["mlsvm_table1", "--results", str(typo)], str(typo))
+    # the experiment folder itself instead of the store: the error says which to pass
+    inner = tmp_path / "results" / "mlsvm_table1"
+    _fails(
+        capsys, generated, ["mlsvm_table1", "--results", str(inner)],
+        f"pass --results {tmp_path / 'results'}",
+    )
+
+
+def test_experiment_folder_without_records(tmp_path, capsys, generated):
+    (tmp_path / "mlsvm_table1" / "sonar").mkdir(parents=True)
+    _fails(
+        capsys, generated, ["mlsvm_table1", "--results", str(tmp_path)],
+        str(tmp_path / "mlsvm_table1"), "holds no record",
+    )
+
+
+def test_foreign_folder(tmp_path, capsys, generated):
+    foreign = tmp_path / "foreign"
+    (foreign / "notes").mkdir(parents=True)
+    (foreign / "data.csv").write_text("a,b\n1,2\n")
+    _fails(
+        capsys, generated, ["mlsvm_table1", "--results", str(foreign)],
+        str(foreign), "it holds data.csv, notes",
+    )
+
+
+def test_foreign_json_in_the_experiment_folder(tmp_path, capsys, generated):
+    bad = tmp_path / "mlsvm_table1" / "sonar" / "something.json"
+    bad.parent.mkdir(parents=True)
+    bad.write_text(json.dumps({"name": "not a record"}))
+    _fails(
+        capsys, generated, ["mlsvm_table1", "--results", str(tmp_path)],
+        str(bad.parent.parent), "holds no readable kml-run record",
+    )
+
+
+@pytest.fixture(scope="module")
+def partial_results(tmp_path_factory):
+    """Two Table I cells (sonar, linear kernel; SVM and FDA) with the full protocol."""
+    results = tmp_path_factory.mktemp("partial")
+    for method in ("svm", "fda"):
+        rec = run_job(
+            compose_config(
+                [
+                    "experiment=mlsvm_table1",
+                    "dataset=sonar",
+                    f"method={method}",
+                    "kernel=linear",
+                    f"paths.results={results}",
+                ]
+            )
+        )
+        assert rec["status"] == "ok", rec.get("reason")
+    return results
+
+
+def test_partial_sweep_is_refused_over_the_committed_table(
+    partial_results, capsys, generated
+):
+    err = _fails(
+        capsys, generated, ["mlsvm_table1", "--results", str(partial_results)],
+        "refusing to overwrite", "table1.csv", "102 filled cells", "give 2",
+        "--out DIR", "Missing: sonar/linear/svmm",
+    )
+    assert "Nothing was written" in err
+
+
+def test_partial_sweep_goes_where_out_points(partial_results, tmp_path, generated):
+    copy, before = generated
+    out = tmp_path / "partial"
+    argv = ["mlsvm_table1", "--results", str(partial_results), "--out", str(out)]
+    assert main(argv) == 0
+    assert _snapshot(copy) == before
+    md = (out / "table1.md").read_text()
+    assert "## Cells not run (117)" in md
+    assert "- wpbc: all cells" in md
+    assert "- sonar: linear/svmm, linear/eps_svm, linear/svm_fda, poly2/svmm" in md
+    # the one scored dataset is not set against the paper's all-dataset totals
+    assert "| McNemar score (1 datasets) |  | 0 / — | 0 / — | 0 / — | 0.5 / — |" in md
+    assert (
+        "not compared: no complete row for sonar, wpbc, ionosphere, wdbc, liver_bupa, "
+        "musk1)" in md
+    )
+    scores = pd.read_csv(out / "table1_scores.csv")
+    assert scores.published_score.isna().all()
+    linear = scores[scores.kernel == "linear"].set_index("method")
+    assert linear.loc[["svm", "fda"], "reproduced_score"].sum() == 1.0
+
+
+def test_out_inside_generated_is_still_guarded(partial_results, capsys, generated):
+    copy, _ = generated
+    _fails(
+        capsys, generated,
+        ["mlsvm_table1", "--results", str(partial_results), "--out",
+         str(copy / "mlsvm")],
+        "refusing to overwrite",
+    )
+
+
+def test_full_table_keeps_published_totals():
+    """The committed table was scored over every dataset with a public copy."""
+    scores = pd.read_csv(GENERATED_DIR / "mlsvm" / "table1_scores.csv")
+    assert scores.published_score.notna().all()
+    assert "not compared: no complete row" not in (
+        GENERATED_DIR / "mlsvm" / "table1.md"
+    ).read_text()
+
+
+def _wrbf_record(original: str, donor: str, method: str, correct: list[int]) -> dict:
+    return {
+        "key": f"{original}{donor}{method}",
+        "label": f"{method}[kernel=none]",
+        "experiment": "wrbf_table1",
+        "dataset": f"{original}+{donor}",
+        "original_dataset": original,
+        "noise_donor": donor,
+        "method": method,
+        "method_class": None,
+        "kernel": "none",
+        "seed": 0,
+        "status": "ok",
+        "config": {"code_version": "test"},
+        "overrides": [
+            "experiment=wrbf_table1",
+            f"dataset={original}",
+            f"dataset.noise_donor={donor}",
+            f"method={method}",
+        ],
+        "finished": "2026-01-01T00:00:00",
+        "folds": [
+            {
+                "repetition": i,
+                "n_test": 10,
+                "n_errors": 10 - c,
+                "solver": {"dual_objective": 1.0 + c, "converged": True},
+            }
+            for i, c in enumerate(correct)
+        ],
+    }
+
+
+def test_wrbf_partial_sweep_is_refused(tmp_path, capsys, generated):
+    for method, correct in (("rbf", [7, 8, 6]), ("wrbf", [8, 8, 9])):
+        rec = _wrbf_record("iris", "glass", method, correct)
+        path = tmp_path / "wrbf_table1" / rec["dataset"] / f"{method}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(rec))
+    _fails(
+        capsys, generated, ["wrbf_table1", "--results", str(tmp_path)],
+        "refusing to overwrite", "4200 filled cells", "give 3",
+        "Missing: breast_w+ecoli",
+    )
+    out = tmp_path / "out"
+    assert main(["wrbf_table1", "--results", str(tmp_path), "--out", str(out)]) == 0
+    table = pd.read_csv(out / "table1.csv")
+    assert list(table.n_experiments) == [3]
+
+
+def test_guard_counts_filled_cells(tmp_path, monkeypatch):
+    """The one guard every writer calls: fewer filled cells under generated/ fail."""
+    monkeypatch.setattr(guard, "GENERATED_DIR", tmp_path)
+    path = tmp_path / "lmnnmkl" / "table1.csv"
+    path.parent.mkdir()
+    pd.DataFrame({"status": ["ok", "ok", "skip"]}).to_csv(path, index=False)
+    guard_table(path, pd.DataFrame({"status": ["ok", "ok"]}))  # as many: fine
+    with pytest.raises(ReportError, match="2 filled cells and the records give 1"):
+        guard_table(path, pd.DataFrame({"status": ["ok", "error"]}), missing=["a/b/c"])
+    outside = tmp_path.parent / "elsewhere.csv"
+    pd.DataFrame({"status": ["ok", "ok"]}).to_csv(outside, index=False)
+    guard_table(outside, pd.DataFrame({"status": []}))  # --out elsewhere: free
+
+
+def test_failed_runs_are_named(partial_results, tmp_path, capsys, generated):
+    """A store whose runs failed is not a full table either; the failures are named."""
+    results = tmp_path / "results"
+    shutil.copytree(partial_results, results)
+    svm = next(results.rglob("svm*.json"))
+    rec = json.loads(svm.read_text())
+    rec.update(
+        key="0" * 16, method="svmm", label="svmm[kernel=linear]", status="error",
+        reason="ValueError: C must be positive",
+    )
+    rec["overrides"] = [
+        o.replace("method=svm", "method=svmm") for o in rec["overrides"]
+    ]
+    (svm.parent / "svmm-failed.json").write_text(json.dumps(rec))
+    _fails(
+        capsys, generated, ["mlsvm_table1", "--results", str(results)],
+        "sonar/linear/svmm (error)",
+    )
+    out = tmp_path / "out"
+    assert main(["mlsvm_table1", "--results", str(results), "--out", str(out)]) == 0
+    md = (out / "table1.md").read_text()
+    assert "## Cells whose run failed (1)" in md
+    assert "- sonar/linear/svmm: ValueError: C must be positive" in md
