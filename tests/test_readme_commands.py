@@ -27,9 +27,6 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 README = (REPO / "README.md").read_text()
 BIN = Path(sys.executable).parent
-NEEDS_REPORTS = pytest.mark.xfail(
-    reason="needs reports branch (kml-report --out)", strict=False
-)
 
 
 def _blocks(lang: str) -> list[str]:
@@ -155,7 +152,7 @@ CASES = {
     ),
     ".venv/bin/kml-run dataset=wdbc method=svmm kernel=poly2 kernel.normalize=cosine "
     "search.grids.default.C=[1,10]": (_case_single_run, ()),
-    ".venv/bin/kml-report mlsvm_table1": (_case_report, (NEEDS_REPORTS,)),
+    ".venv/bin/kml-report mlsvm_table1": (_case_report, ()),
 }
 
 
@@ -200,7 +197,6 @@ def test_make_help_runs(tmp_path):
     assert "make reproduce-table1" in out.text
 
 
-@NEEDS_REPORTS
 def test_readme_report_variants_form(tmp_path):
     # "kml-report <experiment> --variants"
     assert "kml-report <experiment> --variants" in README
