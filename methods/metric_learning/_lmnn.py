@@ -49,10 +49,11 @@ def check_neighbor_classes(y: np.ndarray, n_neighbors: int, *, what: str = "LMNN
     Returns ``(classes, codes)`` as :func:`numpy.unique` with ``return_inverse``.
     """
     classes, codes, counts = np.unique(y, return_inverse=True, return_counts=True)
+    names = classes.tolist()
     if len(classes) < 2:
         raise ValueError(
             f"{what} needs at least 2 classes (it pushes other-class impostors away); "
-            f"got only class {classes[0]!r}. Fit it on data with several classes "
+            f"got only class {names[0]!r}. Fit it on data with several classes "
             "(check the fold: a stratified split keeps every class in it)."
         )
     small = counts < n_neighbors + 1
@@ -61,7 +62,7 @@ def check_neighbor_classes(y: np.ndarray, n_neighbors: int, *, what: str = "LMNN
         raise ValueError(
             f"{what} with n_neighbors={n_neighbors} needs n_neighbors + 1 = "
             f"{n_neighbors + 1} samples per class (each sample needs {n_neighbors} "
-            f"same-class target neighbours); class {classes[c]!r} has {counts[c]}. "
+            f"same-class target neighbours); class {names[c]!r} has {counts[c]}. "
             f"Lower n_neighbors to at most {int(counts.min()) - 1}, or drop or merge "
             "the class (stratified folds keep class sizes even)."
         )
