@@ -55,11 +55,12 @@ class _Objective:
         self.rho = None
         self.pairs = None
         self.since_refresh = 0
+        self.refresh_every = 20
         self.n_evals = 0
         self.n_dense = 0
         self.n_active = 0
 
-    def dense(self, Z):
+    def dense(self, Z, moved=None):
         D = _sq_dists(Z)
         value, n_active, W = dense_weights(D, self.tn, self.y, self.margin, self.gamma)
         S = W + W.T
@@ -69,10 +70,10 @@ class _Objective:
             if self.rho is None:
                 r = np.sqrt(D[np.arange(len(Z))[:, None], self.tn])
                 self.rho = 0.25 * float(np.median(r)) + 1e-12
-            elif self.since_refresh < 3:
-                self.rho *= 2.0
-            elif self.since_refresh > 20:
-                self.rho *= 0.5
+            elif moved is not None:
+                # points travel about this far in a window: size the next set so
+                # (twice) that, small sets cost less than refreshes
+                self.rho = max(2.0 * moved, 1e-12)
             self.pairs = candidate_pairs(D, self.tn, self.y, self.margin, self.rho)
             self.Z_ref = Z.copy()
             self.since_refresh = 0
@@ -87,13 +88,15 @@ class _Objective:
             moved = np.sqrt(
                 np.max(np.einsum("ij,ij->i", Z - self.Z_ref, Z - self.Z_ref))
             )
-            if moved <= self.rho:
+            if moved <= self.rho and self.since_refresh < self.refresh_every:
                 self.since_refresh += 1
                 value, n_active, R = active_set_loss(
                     Z, self.tn, self.pairs[0], self.pairs[1], self.margin, self.gamma
                 )
             else:
-                value, n_active, R = self.dense(Z)
+                # beyond the safe radius (exactness) or a scheduled refresh (to
+                # shrink the set as the steps shrink)
+                value, n_active, R = self.dense(Z, moved)
         else:
             value, n_active, R = self.dense(Z)
         self.n_active = n_active
@@ -110,7 +113,7 @@ def solve_lmnn(
     push_weight: float = 0.5,
     margin: float = 1.0,
     max_iter: int = 1000,
-    tol: float = 1e-7,
+    tol: float = 1e-5,
     active_set: bool = True,
     verbose: bool = False,
 ) -> dict:
