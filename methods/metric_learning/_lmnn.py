@@ -122,6 +122,22 @@ def target_neighbors(
 _find_targets = target_neighbors  # LMNN.fit's argument shadows the public name
 
 
+def _row_space(X: np.ndarray) -> np.ndarray | None:
+    """Orthonormal basis (d, r) of the row space of X, or None if it is all of R^d.
+
+    Rank as :func:`numpy.linalg.matrix_rank`: singular values above
+    ``s_max * max(n, d) * eps``; the rest are round-off.
+    """
+    n, d = X.shape
+    if n > d:  # an (n, d) sample of more than d points rarely lacks a direction;
+        return None  # an SVD to find out would cost more than it saves
+    _, s, Vt = np.linalg.svd(X, full_matrices=False)
+    r = int(np.sum(s > s.max(initial=0.0) * max(n, d) * np.finfo(np.float64).eps))
+    if r == d:
+        return None
+    return Vt[: max(r, 1)].T
+
+
 def lmnn_loss(
     M: np.ndarray,
     X: np.ndarray,
@@ -381,9 +397,16 @@ class LMNN(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
                 raise ValueError(
                     "target_neighbors holds indices outside the training set."
                 )
-        L0 = self._initial_L(X.shape[1])
+        d = X.shape[1]
+        basis = _row_space(X) if isinstance(self.init, str) else None
+        if basis is not None:
+            # exact: from L0 = I every L-BFGS iterate is I + V (L_r - I) V^T with V
+            # spanning X's row space, so solve in those r coordinates
+            X_solve, L0 = X @ basis, np.eye(basis.shape[1])
+        else:
+            X_solve, L0 = X, self._initial_L(d)
         out = solve_lmnn(
-            X,
+            X_solve,
             tn,
             codes,
             L0,
@@ -394,7 +417,11 @@ class LMNN(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             active_set=self.solver == "active_set",
             verbose=bool(self.verbose),
         )
-        self.components_ = out.pop("L")
+        L = out.pop("L")
+        if basis is not None:
+            L = np.eye(d) + basis @ (L - np.eye(basis.shape[1])) @ basis.T
+        self.components_ = L
+        out["n_solver_features"] = X_solve.shape[1]
         self.objective_ = out["objective"]
         self.n_iter_ = out["n_iter"]
         self.converged_ = bool(out["converged"])

@@ -270,3 +270,22 @@ def test_bad_init_and_kernel_shape_raise():
         LMNN(init=np.eye(3)).fit(X, y)
     with pytest.raises(ValueError, match="square"):
         LMNN(kernel="precomputed").fit(X, y)
+
+
+def test_row_space_reduction_is_exact():
+    """d > n: solving in X's row space gives the full-space solver's metric."""
+    from methods.metric_learning._lmnn_solver import solve_lmnn
+
+    rng = np.random.default_rng(9)
+    X, y = _problem(seed=9, n=24, d=3, centers=2)
+    X = np.hstack([X, X @ rng.normal(size=(3, 37))]) + 0.01 * rng.normal(size=(24, 40))
+    lmnn = LMNN(n_neighbors=3, tol=1e-9).fit(X, y)
+    assert lmnn.solver_info_["n_solver_features"] == 24
+    full = solve_lmnn(X, lmnn.target_neighbors_, y, np.eye(40), tol=1e-9)
+    assert lmnn.objective_ == pytest.approx(full["objective"], rel=1e-6)
+    Xt = rng.normal(size=(5, 40))
+    np.testing.assert_allclose(
+        lmnn.get_mahalanobis_matrix(), full["L"].T @ full["L"], atol=1e-6
+    )
+    Z, Zf = lmnn.transform(Xt), Xt @ full["L"].T
+    np.testing.assert_allclose(Z @ Z.T, Zf @ Zf.T, rtol=1e-5, atol=1e-6)
