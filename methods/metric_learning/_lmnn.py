@@ -212,10 +212,16 @@ class LMNN(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     :math:`x_i` in the input metric, fixed before learning.
 
     Solver: L-BFGS on :math:`L` (no eigendecomposition per step; PSD by
-    construction), with the hinge evaluated over a safe active set of impostor pairs
-    refreshed whenever a point moved beyond the set's radius -- exact, so
-    ``solver="dense"`` (every triplet at every evaluation) follows the same path and
-    serves as the reference. See :mod:`methods.metric_learning._lmnn_solver`.
+    construction), with the hinge evaluated over the impostor pairs that a
+    triangle-inequality bound from a reference point cannot rule out (the active
+    set) -- exact, so ``solver="dense"`` (every triplet at every evaluation) follows
+    the same path and serves as the reference. When X's row space is smaller than
+    R^d (d > n, low-rank kernels) and ``init="identity"``, it solves in that space,
+    which is the same path. See :mod:`methods.metric_learning._lmnn_solver`.
+
+    On a full-rank kernel map (n = d) the objective's infimum is about 0 (the n
+    points can be placed freely), so the learned metric depends on where the solver
+    stops: ``tol`` and ``max_iter`` act as regularizers there.
 
     Parameters
     ----------
