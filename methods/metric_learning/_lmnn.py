@@ -251,7 +251,7 @@ class LMNN(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         stay 0 (the gradient in :math:`L` vanishes there).
     max_iter : int, default=1000
         L-BFGS iterations.
-    tol : float, default=1e-5
+    tol : float, default=1e-7
         Stop when an iteration lowers the objective by less than ``tol`` relative
         (L-BFGS-B ``ftol``).
     solver : {"active_set", "dense"}, default="active_set"
@@ -317,7 +317,7 @@ class LMNN(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         kernel_neighbors: str = "feature_space",
         init="identity",
         max_iter: int = 1000,
-        tol: float = 1e-5,
+        tol: float = 1e-7,
         solver: str = "active_set",
         verbose: bool = False,
     ):

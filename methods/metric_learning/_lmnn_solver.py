@@ -120,7 +120,7 @@ def solve_lmnn(
     push_weight: float = 0.5,
     margin: float = 1.0,
     max_iter: int = 1000,
-    tol: float = 1e-5,
+    tol: float = 1e-7,
     active_set: bool = True,
     verbose: bool = False,
 ) -> dict:
