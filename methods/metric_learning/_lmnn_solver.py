@@ -29,6 +29,11 @@ import scipy.optimize
 
 from methods.metric_learning._lmnn_kernels import dense_weights, screened_loss
 
+#: From this many entries of L on (d >= 224), the solver's own L-BFGS replaces
+#: scipy's L-BFGS-B, whose per-iteration bound machinery then dominates; below it,
+#: scipy's compiled loop beats the Python two-loop recursion.
+LARGE_PROBLEM = 50_000
+
 
 def _sq_dists(Z: np.ndarray) -> np.ndarray:
     zz = np.einsum("ij,ij->i", Z, Z)
@@ -111,6 +116,73 @@ class _Objective:
         return float(value), grad.ravel()
 
 
+def lbfgs(fun, x0, *, max_iter, tol, memory=10, callback=None) -> dict:
+    """Minimize ``fun`` (returning value and gradient) by L-BFGS.
+
+    Two-loop recursion (Nocedal & Wright 2006, Alg. 7.4) with a backtracking
+    Armijo line search (quadratic interpolation, c1 = 1e-4) from the unit step;
+    a pair (s, y) enters the memory only if ``s . y > 0``. scipy's L-BFGS-B costs
+    ~100 vector passes per iteration for its bound machinery, which dominates on
+    kernel maps (262,144 variables at n = 512); this costs ~4 m.
+
+    Stops (status 0) when an iteration lowers the value by at most ``tol``
+    relative, ``(f_k - f_{k+1}) / max(|f_k|, |f_{k+1}|, 1) <= tol`` (L-BFGS-B's
+    ``ftol`` rule); status 1 at ``max_iter``; status 2 if the line search fails.
+    """
+    x = np.array(x0, dtype=np.float64)
+    f, g = fun(x)
+    S, Y, rhos = [], [], []
+    status, message, n_iter = 1, "max_iter reached", 0
+    while n_iter < max_iter:
+        n_iter += 1
+        q = g.copy()
+        alphas = []
+        for s_, y_, r_ in zip(reversed(S), reversed(Y), reversed(rhos)):
+            a_ = r_ * (s_ @ q)
+            q -= a_ * y_
+            alphas.append(a_)
+        if S:
+            q *= (S[-1] @ Y[-1]) / (Y[-1] @ Y[-1])
+        else:
+            q /= max(np.linalg.norm(g), 1e-300)  # first step of unit length
+        for s_, y_, r_, a_ in zip(S, Y, rhos, reversed(alphas)):
+            q += (a_ - r_ * (y_ @ q)) * s_
+        p = -q
+        slope = g @ p
+        if not slope < 0.0:  # not a descent direction: restart on the gradient
+            S, Y, rhos = [], [], []
+            p = -g / max(np.linalg.norm(g), 1e-300)
+            slope = g @ p
+        t = 1.0
+        for _ in range(40):
+            x_new = x + t * p
+            f_new, g_new = fun(x_new)
+            if f_new <= f + 1e-4 * t * slope:
+                break
+            denom = 2.0 * (f_new - f - t * slope)
+            t_q = -slope * t * t / denom if denom > 0 else 0.5 * t
+            t = min(max(t_q, 0.1 * t), 0.5 * t)
+        else:
+            status, message = 2, "line search failed"
+            break
+        s_vec, y_vec = x_new - x, g_new - g
+        sy = s_vec @ y_vec
+        if sy > 1e-12 * np.linalg.norm(s_vec) * np.linalg.norm(y_vec):
+            S.append(s_vec)
+            Y.append(y_vec)
+            rhos.append(1.0 / sy)
+            if len(S) > memory:
+                S.pop(0), Y.pop(0), rhos.pop(0)
+        decrease = (f - f_new) / max(abs(f), abs(f_new), 1.0)
+        x, f, g = x_new, f_new, g_new
+        if callback is not None:
+            callback(f)
+        if decrease <= tol:
+            status, message = 0, "relative decrease <= tol"
+            break
+    return {"x": x, "fun": f, "nit": n_iter, "status": status, "message": message}
+
+
 def solve_lmnn(
     X: np.ndarray,
     tn: np.ndarray,
@@ -158,28 +230,39 @@ def solve_lmnn(
     callback = None
     if verbose:
 
-        def callback(intermediate_result):
+        def callback(value):
             print(
-                f"[LMNN] eval {fun.n_evals:4d}  objective {intermediate_result.fun:.8g}"
+                f"[LMNN] eval {fun.n_evals:4d}  objective {value:.8g}"
                 f"  active {fun.n_active}"
             )
 
-    res = scipy.optimize.minimize(
-        fun,
-        np.asarray(L0, dtype=np.float64).ravel(),
-        jac=True,
-        method="L-BFGS-B",
-        callback=callback,
-        options={"maxiter": max_iter, "ftol": tol, "gtol": 0.0, "maxcor": 10},
-    )
+    x0 = np.asarray(L0, dtype=np.float64).ravel()
+    if x0.size >= LARGE_PROBLEM:
+        res = lbfgs(fun, x0, max_iter=max_iter, tol=tol, callback=callback)
+    else:
+        out = scipy.optimize.minimize(
+            fun,
+            x0,
+            jac=True,
+            method="L-BFGS-B",
+            callback=None if callback is None else lambda r: callback(r.fun),
+            options={"maxiter": max_iter, "ftol": tol, "gtol": 0.0, "maxcor": 10},
+        )
+        res = {
+            "x": out.x,
+            "fun": out.fun,
+            "nit": out.nit,
+            "status": out.status,
+            "message": out.message,
+        }
     d = X.shape[1]
     return {
-        "L": res.x.reshape(-1, d),
-        "objective": float(res.fun),
-        "n_iter": int(res.nit),
-        "converged": res.status == 0,
-        "status": int(res.status),
-        "message": str(res.message),
+        "L": res["x"].reshape(-1, d),
+        "objective": float(res["fun"]),
+        "n_iter": int(res["nit"]),
+        "converged": res["status"] == 0,
+        "status": int(res["status"]),
+        "message": str(res["message"]),
         "n_evals": fun.n_evals,
         "n_dense_evals": fun.n_dense,
         "n_active": int(fun.n_active),

@@ -289,3 +289,30 @@ def test_row_space_reduction_is_exact():
     )
     Z, Zf = lmnn.transform(Xt), Xt @ full["L"].T
     np.testing.assert_allclose(Z @ Z.T, Zf @ Zf.T, rtol=1e-5, atol=1e-6)
+
+
+def test_own_lbfgs_minimizes_rosenbrock():
+    from scipy.optimize import rosen, rosen_der
+
+    from methods.metric_learning._lmnn_solver import lbfgs
+
+    res = lbfgs(
+        lambda x: (rosen(x), rosen_der(x)), np.zeros(6), max_iter=2000, tol=1e-15
+    )
+    np.testing.assert_allclose(res["x"], np.ones(6), atol=1e-4)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_large_problem_path_active_set_reaches_dense(monkeypatch, seed):
+    """The solver's own L-BFGS (used from LARGE_PROBLEM variables on)."""
+    from methods.metric_learning import _lmnn_solver
+
+    monkeypatch.setattr(_lmnn_solver, "LARGE_PROBLEM", 0)
+    X, y = _problem(seed=seed, n=45, d=5)
+    dense = LMNN(n_neighbors=3, solver="dense").fit(X, y)
+    fast = LMNN(n_neighbors=3, solver="active_set").fit(X, y)
+    assert fast.converged_ and dense.converged_
+    assert fast.objective_ == pytest.approx(dense.objective_, rel=1e-6)
+    monkeypatch.setattr(_lmnn_solver, "LARGE_PROBLEM", 10**9)
+    scipy_path = LMNN(n_neighbors=3).fit(X, y)
+    assert fast.objective_ == pytest.approx(scipy_path.objective_, rel=1e-3)
