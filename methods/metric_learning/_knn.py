@@ -43,7 +43,8 @@ class MetricKNN(ClassifierMixin, BaseEstimator):
         The ranking rule of ``decision_function`` (not named ``score``: that would
         shadow :meth:`score`, which grid searches call). ``"vote"``: the weighted
         fraction of the ``k`` neighbours in each class (``predict_proba``; binary:
-        that of ``classes_[1]``). ``"margin"``: minus the distance to the nearest
+        that of ``classes_[1]`` minus that of ``classes_[0]``, so the sign agrees
+        with ``predict``). ``"margin"``: minus the distance to the nearest
         training point of each class; binary: :math:`d(x, \text{nearest of }
         classes\_[0]) - d(x, \text{nearest of } classes\_[1])`, a graded score even
         for 1-NN, whose vote is 0 or 1.
@@ -166,5 +167,5 @@ class MetricKNN(ClassifierMixin, BaseEstimator):
                 ]
             )
         if len(self.classes_) == 2:
-            return S[:, 1] - S[:, 0] if self.score_rule == "margin" else S[:, 1]
+            return S[:, 1] - S[:, 0]
         return S

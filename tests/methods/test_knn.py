@@ -49,7 +49,11 @@ def test_decision_function_rules():
     X, y = make_blobs(n_samples=50, centers=2, cluster_std=4.0, random_state=1)
     Xt = X[:15] + 0.5
     vote = MetricKNN(n_neighbors=5, score_rule="vote").fit(X, y)
-    np.testing.assert_allclose(vote.decision_function(Xt), vote.predict_proba(Xt)[:, 1])
+    P = vote.predict_proba(Xt)
+    np.testing.assert_allclose(vote.decision_function(Xt), P[:, 1] - P[:, 0])
+    np.testing.assert_array_equal(
+        vote.predict(Xt), np.where(vote.decision_function(Xt) > 0, 1, 0)
+    )
     margin = MetricKNN(n_neighbors=1, score_rule="margin").fit(X, y)
     s = margin.decision_function(Xt)
     D = np.sqrt(((Xt[:, None] - X[None]) ** 2).sum(-1))
