@@ -45,6 +45,9 @@ class ProtocolConfig:
     preprocess: str = "standardize"
     preprocess_scope: str = "dataset"
     check_psd: bool = True
+    # kdml Sec. 5 "each class was equally represented": per repetition, every class
+    # is subsampled (seeded) to the smallest class count before the split
+    balance_classes: bool = False
     description: str = ""
 
 

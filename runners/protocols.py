@@ -76,18 +76,37 @@ def outer_splits(
             else:
                 cv = KFold(k, shuffle=protocol["shuffle"], random_state=rs)
         else:
+            pool = np.arange(len(y))
+            if protocol.get("balance_classes"):
+                pool = balanced_subsample(y, seed_from("balance", dataset, seed, rep))
             # test size floor((1 - f) n): wrbf Table 1's totals (600 x 139 test
             # instances for breast_w's 699 rows, 600 x 67 for ecoli's 336) fix it.
             n_test = int(
-                np.floor(round((1.0 - float(protocol["train_fraction"])) * len(y), 9))
+                np.floor(round((1.0 - float(protocol["train_fraction"])) * len(pool), 9))
             )
             split_cls = (
                 StratifiedShuffleSplit if protocol["stratified"] else ShuffleSplit
             )
             cv = split_cls(n_splits=1, test_size=n_test, random_state=rs)
+            for j, (tr, te) in enumerate(cv.split(np.zeros(len(pool)), y[pool])):
+                out.append((rep, j, pool[tr], pool[te]))
+            continue
         for j, (tr, te) in enumerate(cv.split(np.zeros(len(y)), y)):
             out.append((rep, j, tr, te))
     return out
+
+
+def balanced_subsample(y: np.ndarray, random_state: int) -> np.ndarray:
+    """Sorted indices with every class subsampled to the smallest class count.
+
+    kdml Sec. 5: "For all datasets, each class was equally represented in number
+    of samples" (``protocol.balance_classes=true``).
+    """
+    rng = np.random.default_rng(random_state)
+    classes, counts = np.unique(y, return_counts=True)
+    k = int(counts.min())
+    keep = [rng.choice(np.flatnonzero(y == c), size=k, replace=False) for c in classes]
+    return np.sort(np.concatenate(keep))
 
 
 def _inner_cv(
