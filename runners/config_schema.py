@@ -48,6 +48,8 @@ class ProtocolConfig:
     # kdml Sec. 5 "each class was equally represented": per repetition, every class
     # is subsampled (seeded) to the smallest class count before the split
     balance_classes: bool = False
+    # a training part of this many points instead of train_fraction (kdml Figs. 3-4)
+    train_size: Optional[int] = None  # noqa: UP045 (OmegaConf needs Optional)
     description: str = ""
 
 

@@ -84,6 +84,8 @@ def outer_splits(
             n_test = int(
                 np.floor(round((1.0 - float(protocol["train_fraction"])) * len(pool), 9))
             )
+            if protocol.get("train_size") is not None:
+                n_test = len(pool) - int(protocol["train_size"])
             split_cls = (
                 StratifiedShuffleSplit if protocol["stratified"] else ShuffleSplit
             )
