@@ -50,6 +50,8 @@ class ProtocolConfig:
     balance_classes: bool = False
     # a training part of this many points instead of train_fraction (kdml Figs. 3-4)
     train_size: Optional[int] = None  # noqa: UP045 (OmegaConf needs Optional)
+    # store transform() of each test part in the record (kdml Figs. 3-4 2-D maps)
+    record_embedding: bool = False
     description: str = ""
 
 

@@ -81,9 +81,8 @@ def outer_splits(
                 pool = balanced_subsample(y, seed_from("balance", dataset, seed, rep))
             # test size floor((1 - f) n): wrbf Table 1's totals (600 x 139 test
             # instances for breast_w's 699 rows, 600 x 67 for ecoli's 336) fix it.
-            n_test = int(
-                np.floor(round((1.0 - float(protocol["train_fraction"])) * len(pool), 9))
-            )
+            f_test = 1.0 - float(protocol["train_fraction"])
+            n_test = int(np.floor(round(f_test * len(pool), 9)))
             if protocol.get("train_size") is not None:
                 n_test = len(pool) - int(protocol["train_size"])
             split_cls = (
@@ -183,6 +182,7 @@ class FoldResult:
     predict_seconds: float
     solver: dict[str, Any]
     inner_convergence_warnings: int
+    embedding: list[list[float]] | None = None
 
 
 def solver_diagnostics(estimator: Any) -> dict[str, Any]:
@@ -269,7 +269,11 @@ def evaluate_split(
         d = np.asarray(model.decision_function(X_te))
         decision = d if d.ndim == 1 else None
     predict_seconds = time.perf_counter() - t0
+    embedding = None
+    if protocol.get("record_embedding"):
+        embedding = np.asarray(model.transform(X_te), dtype=float).tolist()
     return {
+        "embedding": embedding,
         "model": model,
         "y_pred": y_pred,
         "decision": decision,
@@ -313,6 +317,7 @@ def evaluate(
                 predict_seconds=r["predict_seconds"],
                 solver=r["solver"],
                 inner_convergence_warnings=r["inner_convergence_warnings"],
+                embedding=r["embedding"],
             )
         )
         if on_split is not None:
