@@ -271,7 +271,9 @@ def evaluate_split(
     predict_seconds = time.perf_counter() - t0
     embedding = None
     if protocol.get("record_embedding"):
-        embedding = np.asarray(model.transform(X_te), dtype=float).tolist()
+        # a kNN classifier embeds through its fitted metric learner (MetricKNN)
+        mapper = model if hasattr(model, "transform") else model.metric_learner_
+        embedding = np.asarray(mapper.transform(X_te), dtype=float).tolist()
     return {
         "embedding": embedding,
         "model": model,
