@@ -42,7 +42,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from methods._kernels import pairwise_kernel
 
-PROTOTYPES = ("simplex",)
+PROTOTYPES = ("onehot",)
 
 
 class SingularSystemError(LinAlgError):
@@ -54,24 +54,21 @@ def prototype_targets(n_classes: int, output_dim: int) -> np.ndarray:
     """Unit-norm prototype target vectors ``y_k`` in ``R^m``, one row per class.
 
     kdml Sec. 5 leaves the prototypes open ("appropriately chosen"); this reading
-    (``prototypes="simplex"``) uses the vertices of a regular simplex centred at 0
-    when ``m >= c - 1`` (padded with zeros); for ``2 <= m < c - 1`` equally spaced
-    points on the unit circle (higher harmonics ``cos(h a), sin(h a)`` fill further
-    coordinates, then rows are normalized); for ``m = 1`` equally spaced on [-1, 1].
+    (``prototypes="onehot"``) uses the unit vectors ``e_k`` when ``m = c``; for
+    ``2 <= m < c`` equally spaced points on the unit circle (higher harmonics
+    ``cos(h a), sin(h a)`` fill further coordinates, rows normalized); for ``m = 1``
+    equally spaced points on [-1, 1]. The prototypes span ``R^m``; ``m > c`` is
+    refused (:meth:`_KDMLBase._validate`): a target-free output direction makes
+    Method 1's L step (eq. 13) singular and its objective unbounded below.
     """
     c, m = int(n_classes), int(output_dim)
     if c < 2:
         raise ValueError(f"prototype targets need at least 2 classes; got {c}.")
-    if m >= c - 1:
-        # centred one-hot vectors in the Helmert basis of the sum-zero subspace
-        H = sla.helmert(c, full=False)  # (c - 1, c), orthonormal rows
-        V = (np.eye(c) - 1.0 / c) @ H.T  # (c, c - 1)
-        V /= np.linalg.norm(V, axis=1, keepdims=True)
-        out = np.zeros((c, m))
-        out[:, : c - 1] = V
-        return out
+    if m > c:
+        raise ValueError(f"prototype targets span at most c={c} dimensions; m={m}.")
+    if m == c:
+        return np.eye(c)
     if m >= 2:
-        # points on the unit circle, further harmonics in the extra coordinates
         ang = 2.0 * np.pi * np.arange(c) / c
         cols = []
         for h in range(1, m // 2 + 2):
@@ -132,11 +129,12 @@ class _KDMLBase(TransformerMixin, BaseEstimator):
         m = self.output_dim
         if not isinstance(m, numbers.Integral) or m < 1:
             raise ValueError(f"{name}: output_dim must be an integer >= 1; got {m!r}.")
-        if m > n:
+        if m > min(c, n):
             raise ValueError(
                 f"{name}: output_dim={m} is larger than allowed: at most the number "
-                f"of training samples ({n}); beyond it the output-space metric step "
-                "has a singular system. Lower output_dim."
+                f"of classes ({c}) and of training samples ({n}). The prototype "
+                "targets span at most c dimensions; an output direction without "
+                "targets makes the L step (eq. 13) singular. Lower output_dim."
             )
         if self.prototypes not in PROTOTYPES:
             raise ValueError(
@@ -375,8 +373,14 @@ class KDMLFixedKernel(_KDMLBase):
     c_solver : {"cg", "cholesky", "naive"}
         C-step solver: preconditioned CG on the structured SPD system (default),
         Cholesky of the same assembled system, or the literal eq. 12 pseudo-inverse.
-    prototypes : {"simplex"}
+    prototypes : {"onehot"}
         Prototype targets per class (:func:`prototype_targets`).
+    max_metric_norm : float
+        Eq. 9 is unbounded below when ``f`` can interpolate the targets (the term
+        ``rho tr(L)`` with ``L = -rho M^-1`` and ``M -> 0``): the descent stops,
+        with ``diverged_ = True`` and ``converged_ = False``, once ``||A||_2``
+        exceeds this value or a C-step system stops being numerically SPD; the
+        last finite iterate is kept.
     """
 
     def __init__(
@@ -390,7 +394,8 @@ class KDMLFixedKernel(_KDMLBase):
         max_iter: int = 30,
         tol: float = 1e-5,
         c_solver: str = "cg",
-        prototypes: str = "simplex",
+        prototypes: str = "onehot",
+        max_metric_norm: float = 1e8,
     ):
         self.output_dim = output_dim
         self.sigma = sigma
@@ -402,6 +407,7 @@ class KDMLFixedKernel(_KDMLBase):
         self.tol = tol
         self.c_solver = c_solver
         self.prototypes = prototypes
+        self.max_metric_norm = max_metric_norm
 
     def fit(self, X, y) -> KDMLFixedKernel:
         X, codes, Y = self._validate(X, y)
@@ -421,22 +427,37 @@ class KDMLFixedKernel(_KDMLBase):
         self.cg_iter_ = 0
         self.n_fallback_ = 0
         converged = False
+        self.diverged_ = False
+        C_ok = L_ok = None
         for it in range(1, int(self.max_iter) + 1):
             A = L.T @ L
-            if system is None:
-                C = method1_c_step_naive(Ks, A, Y, codes, gamma, lam)
-            else:
-                C, info = system.solve(A, Y, method=self.c_solver)
-                self.cg_iter_ += info["cg_iter"]
-                self.n_fallback_ += "fallback" in info
-            F = np.einsum("tij,tj->ti", Ks, C)
-            L = method1_l_step(F, Y, codes, gamma, lam, rho)
+            try:
+                if system is None:
+                    C = method1_c_step_naive(Ks, A, Y, codes, gamma, lam)
+                else:
+                    C, info = system.solve(A, Y, method=self.c_solver)
+                    self.cg_iter_ += info["cg_iter"]
+                    self.n_fallback_ += "fallback" in info
+                F = np.einsum("tij,tj->ti", Ks, C)
+                L = method1_l_step(F, Y, codes, gamma, lam, rho)
+            except LinAlgError:
+                if C_ok is None:
+                    raise
+                self.diverged_ = True
+                break
+            C_ok, L_ok = C, L
             history.append(method1_objective(C, L, Ks, Y, codes, gamma, lam, rho))
+            # eq. 9 is unbounded below once f can interpolate the targets: a
+            # growing metric is the block coordinate descent running off to -inf
+            if np.linalg.norm(L, 2) ** 2 > self.max_metric_norm:
+                self.diverged_ = True
+                break
             if it > 1:
                 prev = history[-2]
                 if abs(prev - history[-1]) <= self.tol * max(abs(prev), 1e-12):
                     converged = True
                     break
+        C, L = C_ok, L_ok
         self.X_fit_ = X
         self.dual_coef_ = C
         self.L_ = L
@@ -594,7 +615,7 @@ class KDMLParamKernel(_KDMLBase):
         Outer block coordinate descent iterations and relative-decrease tolerance.
     b_max_iter : int
         Projected-gradient iterations per B step.
-    prototypes : {"simplex"}
+    prototypes : {"onehot"}
     """
 
     def __init__(
@@ -607,7 +628,7 @@ class KDMLParamKernel(_KDMLBase):
         max_iter: int = 30,
         tol: float = 1e-5,
         b_max_iter: int = 50,
-        prototypes: str = "simplex",
+        prototypes: str = "onehot",
     ):
         self.output_dim = output_dim
         self.sigma = sigma
