@@ -126,7 +126,7 @@ class _KDMLBase(TransformerMixin, BaseEstimator):
                 f"{c} ({self.classes_.tolist()}). A training subsample that misses "
                 "classes cannot be fitted: balance or stratify the split."
             )
-        m = self.output_dim
+        m = c if self.output_dim is None else self.output_dim
         if not isinstance(m, numbers.Integral) or m < 1:
             raise ValueError(f"{name}: output_dim must be an integer >= 1; got {m!r}.")
         if m > min(c, n):
@@ -146,6 +146,7 @@ class _KDMLBase(TransformerMixin, BaseEstimator):
         _check_positive("sigma", self.sigma)
         protos = prototype_targets(c, m)
         Y = protos[codes].T  # (m, n): column i is y_i
+        self.output_dim_ = int(m)
         return X, codes, Y
 
     def _more_tags(self):  # pragma: no cover - old sklearn
@@ -362,8 +363,8 @@ class KDMLFixedKernel(_KDMLBase):
 
     Parameters
     ----------
-    output_dim : int
-        m, the output-space dimension (1 <= m <= n_samples).
+    output_dim : int or None
+        m, the output-space dimension (1 <= m <= c); None: m = c.
     sigma, spread_ratio : float
         Centre and ratio of the m Gaussian spreads.
     gamma, lam, rho : float
@@ -385,7 +386,7 @@ class KDMLFixedKernel(_KDMLBase):
 
     def __init__(
         self,
-        output_dim: int = 2,
+        output_dim: int | None = None,
         sigma: float = 1.0,
         spread_ratio: float = 4.0,
         gamma: float = 1.0,
@@ -415,7 +416,7 @@ class KDMLFixedKernel(_KDMLBase):
             raise ValueError(
                 f"c_solver={self.c_solver!r}; choose 'cg', 'cholesky' or 'naive'."
             )
-        m = self.output_dim
+        m = self.output_dim_
         gamma, lam, rho = float(self.gamma), float(self.lam), float(self.rho)
         self.spreads_ = spreads(self.sigma, m, self.spread_ratio)
         Ks = np.stack([_gaussian(X, X, s) for s in self.spreads_])
@@ -604,8 +605,8 @@ class KDMLParamKernel(_KDMLBase):
 
     Parameters
     ----------
-    output_dim : int
-        m (1 <= m <= n_samples).
+    output_dim : int or None
+        m (1 <= m <= c); None: m = c.
     sigma : float
         Width of the Gaussian ``k``.
     gamma, lam, rho : float
@@ -620,7 +621,7 @@ class KDMLParamKernel(_KDMLBase):
 
     def __init__(
         self,
-        output_dim: int = 2,
+        output_dim: int | None = None,
         sigma: float = 1.0,
         gamma: float = 1.0,
         lam: float = 1.0,
@@ -642,7 +643,7 @@ class KDMLParamKernel(_KDMLBase):
 
     def fit(self, X, y) -> KDMLParamKernel:
         X, codes, Y = self._validate(X, y)
-        m = self.output_dim
+        m = self.output_dim_
         gamma, lam, rho = float(self.gamma), float(self.lam), float(self.rho)
         K = _gaussian(X, X, self.sigma)
         system = _Method2System(K, codes, gamma, lam)
