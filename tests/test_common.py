@@ -21,6 +21,7 @@ from methods import (
     SVMm,
 )
 from methods.kernels import KernelSpec
+from methods.metric_learning import ITML, KLMNN, LMNN, KDMLFixedKernel, KDMLParamKernel
 
 # Two small kernels keep the MKL checks fast; the 20-kernel bank is tested elsewhere.
 _SMALL_BANK = [KernelSpec("linear"), KernelSpec("gaussian", sigma=2.0)]
@@ -46,6 +47,11 @@ ESTIMATORS = [
     EpsMKL(kernel="precomputed"),
     WRBFSVM(n_iter=3),
     WRBFSVM(n_iter=0),
+    KDMLFixedKernel(output_dim=1, max_iter=3),
+    KDMLParamKernel(output_dim=1, max_iter=3),
+    ITML(max_iter=5),
+    ITML(kernel="gaussian", max_iter=5),
+    KLMNN(n_components=2, lmnn=LMNN(n_neighbors=1, max_iter=5)),
 ]
 
 

@@ -175,7 +175,8 @@ class ITML(TransformerMixin, BaseEstimator):
         self.classes_, codes = np.unique(y, return_inverse=True)
         if len(self.classes_) < 2:
             raise ValueError(
-                f"ITML needs at least 2 classes to form dissimilar pairs; got "
+                f"ITML needs at least 2 classes to form dissimilar pairs (one class "
+                f"is not enough); got "
                 f"{self.classes_.tolist()}."
             )
         if self.kernel not in (None, "linear", "precomputed"):

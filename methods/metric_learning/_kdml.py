@@ -122,8 +122,9 @@ class _KDMLBase(TransformerMixin, BaseEstimator):
         name = type(self).__name__
         if c < 2:
             raise ValueError(
-                f"{name} needs at least 2 classes in the training data; got "
-                f"{c} ({self.classes_.tolist()}). A training subsample that misses "
+                f"{name} needs at least 2 classes in the training data (one class "
+                f"is not enough); got {c} ({self.classes_.tolist()}). A training "
+                "subsample that misses "
                 "classes cannot be fitted: balance or stratify the split."
             )
         m = c if self.output_dim is None else self.output_dim

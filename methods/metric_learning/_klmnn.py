@@ -28,8 +28,9 @@ class KPCAMap(TransformerMixin, BaseEstimator):
         Gaussian width, ``k(x, z) = exp(-||x - z||^2 / (2 sigma^2))``.
     """
 
-    def __init__(self, n_components: int | None = 2, kernel: str = "gaussian",
-                 sigma: float = 1.0):
+    def __init__(
+        self, n_components: int | None = 2, kernel: str = "gaussian", sigma: float = 1.0
+    ):
         self.n_components = n_components
         self.kernel = kernel
         self.sigma = sigma
@@ -50,8 +51,10 @@ class KPCAMap(TransformerMixin, BaseEstimator):
         if self.kernel == "linear":
             kw = {"kernel": "linear"}
         self.kpca_ = KernelPCA(
-            n_components=self.n_components, eigen_solver="dense",
-            remove_zero_eig=self.n_components is None, **kw,
+            n_components=self.n_components,
+            eigen_solver="dense",
+            remove_zero_eig=self.n_components is None,
+            **kw,
         ).fit(X)
         return self
 
@@ -74,8 +77,13 @@ class KLMNN(TransformerMixin, BaseEstimator):
         The LMNN to run on the KPCA coordinates (None: ``LMNN()`` with defaults).
     """
 
-    def __init__(self, n_components: int | None = None, kernel: str = "gaussian",
-                 sigma: float = 1.0, lmnn=None):
+    def __init__(
+        self,
+        n_components: int | None = None,
+        kernel: str = "gaussian",
+        sigma: float = 1.0,
+        lmnn=None,
+    ):
         self.n_components = n_components
         self.kernel = kernel
         self.sigma = sigma
@@ -88,8 +96,8 @@ class KLMNN(TransformerMixin, BaseEstimator):
         self.kpca_ = KPCAMap(self.n_components, self.kernel, self.sigma).fit(X)
         Z = self.kpca_.transform(X)
         self.lmnn_ = clone(self.lmnn if self.lmnn is not None else LMNN()).fit(Z, y)
-        self.classes_ = self.lmnn_.classes_ if hasattr(self.lmnn_, "classes_") else (
-            np.unique(y)
+        self.classes_ = (
+            self.lmnn_.classes_ if hasattr(self.lmnn_, "classes_") else (np.unique(y))
         )
         for attr in ("objective_", "n_iter_", "converged_"):
             if hasattr(self.lmnn_, attr):
