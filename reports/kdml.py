@@ -454,6 +454,8 @@ def report(
             continue
         summ = summary(acc)
         write_figure(summ, name, title, out_dir)
+        # per-run accuracies: what the regression test reruns and compares
+        write_csv(out_dir / f"{name}_runs.csv", acc.sort_values(list(acc.columns[:3])))
         claims += fn(summ)
         bad = [
             f"{r['dataset']}/{r['method']}: {r.get('reason', '')[:80]}"

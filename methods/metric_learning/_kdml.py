@@ -538,6 +538,37 @@ def method2_b_gradient(
     return G + G.T - np.diag(np.diag(G))
 
 
+class _BStats:
+    """Eq. 17 and eq. 22 for fixed C through m x m statistics (O(m^3) per call)."""
+
+    def __init__(self, C, K, Y, codes, gamma, lam, rho):
+        c = int(codes.max()) + 1
+        H = C @ K  # (m, n)
+        self.Q = gamma * (H @ laplacian_apply(H, codes, c).T) + lam * (H @ H.T)
+        self.YH = Y @ H.T  # Y K C^T
+        self.CKC = H @ C.T  # C K C^T
+        self.yy = float(np.sum(Y * Y))
+        self.lam, self.rho = lam, rho
+
+    def objective(self, B: np.ndarray) -> float:
+        B2 = B @ B
+        return (
+            0.5 * float(np.sum(self.Q * B2))
+            - self.lam * float(np.sum(B * self.YH))
+            + 0.5 * self.lam * self.yy
+            + 0.5 * self.rho * float(np.trace(B2))
+            + 0.5 * float(np.sum(B * self.CKC))
+        )
+
+    def gradient(self, B: np.ndarray) -> np.ndarray:
+        G = (
+            B @ (self.Q + self.rho * np.eye(B.shape[0]))
+            - self.lam * self.YH
+            + (0.5 * self.CKC)
+        )
+        return G + G.T - np.diag(np.diag(G))
+
+
 def project_psd(B: np.ndarray) -> np.ndarray:
     """Nearest PSD matrix in Frobenius norm (eigenvalues clipped at 0)."""
     w, U = np.linalg.eigh(0.5 * (B + B.T))
@@ -672,14 +703,20 @@ class KDMLParamKernel(_KDMLBase):
         return self
 
     def _b_step(self, C, B, K, Y, codes, gamma, lam, rho):
-        """Projected gradient on eq. 17 in B (eqs. 21-22), Armijo backtracking."""
-        f = method2_objective(C, B, K, Y, codes, gamma, lam, rho)
+        """Projected gradient on eq. 17 in B (eqs. 21-22), Armijo backtracking.
+
+        For fixed C, eq. 17 and eq. 22 depend on B only through m x m statistics
+        (``C K_Delta C^T``, ``C K^2 C^T``, ``Y K C^T``, ``C K C^T``), formed once
+        per B step: every projected-gradient iteration is then O(m^3).
+        """
+        st = _BStats(C, K, Y, codes, gamma, lam, rho)
+        f = st.objective(B)
         step = 1.0
         for _ in range(int(self.b_max_iter)):
-            g = method2_b_gradient(C, B, K, Y, codes, gamma, lam, rho)
+            g = st.gradient(B)
             while True:
                 Bn = project_psd(B - step * g)
-                fn = method2_objective(C, Bn, K, Y, codes, gamma, lam, rho)
+                fn = st.objective(Bn)
                 # sufficient decrease along the projection arc
                 if fn <= f - 1e-4 / step * np.sum((Bn - B) ** 2) or step < 1e-12:
                     break

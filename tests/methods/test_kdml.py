@@ -186,3 +186,21 @@ def test_singular_l_step_raises(problem):
     F = Y.copy()
     with pytest.raises(SingularSystemError, match="singular"):
         method1_l_step(F, Y, codes, GAMMA, LAM, RHO)
+
+
+def test_method2_b_statistics_equal_eq17_and_eq22(problem):
+    from methods.metric_learning._kdml import _BStats
+
+    rng, X, codes, Y, B = problem
+    K = _gaussian(X, X, 0.8)
+    C = rng.normal(size=Y.shape)
+    st = _BStats(C, K, Y, codes, GAMMA, LAM, RHO)
+    assert st.objective(B) == pytest.approx(
+        method2_objective(C, B, K, Y, codes, GAMMA, LAM, RHO), rel=1e-12
+    )
+    np.testing.assert_allclose(
+        st.gradient(B),
+        method2_b_gradient(C, B, K, Y, codes, GAMMA, LAM, RHO),
+        rtol=1e-10,
+        atol=1e-12,
+    )
