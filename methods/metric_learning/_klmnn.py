@@ -70,7 +70,7 @@ class KLMNN(TransformerMixin, BaseEstimator):
     Parameters
     ----------
     n_components : int or None
-        KPCA dimension (None: full rank).
+        KPCA dimension, capped at the number of training points (None: full rank).
     kernel, sigma
         As :class:`KPCAMap`.
     lmnn : estimator or None
@@ -93,7 +93,10 @@ class KLMNN(TransformerMixin, BaseEstimator):
         from methods.metric_learning import LMNN
 
         X, y = validate_data(self, X, y, dtype=np.float64)
-        self.kpca_ = KPCAMap(self.n_components, self.kernel, self.sigma).fit(X)
+        k = self.n_components
+        if k is not None:  # an upper bound: small (inner-CV) training sets get n
+            k = min(int(k), X.shape[0])
+        self.kpca_ = KPCAMap(k, self.kernel, self.sigma).fit(X)
         Z = self.kpca_.transform(X)
         self.lmnn_ = clone(self.lmnn if self.lmnn is not None else LMNN()).fit(Z, y)
         self.classes_ = (
