@@ -10,7 +10,8 @@ RESULTS ?= $(or $(KML_RESULTS),results)
 export KML_RESULTS := $(RESULTS)
 
 .PHONY: setup lock test test-fast lint bench reproduce-table1 reproduce-mlsvm-table1 \
-        report-mlsvm-table1 check-table1 reproduce-mlsvm-table2 reproduce-wrbf reproduce-wrbf-table1 reproduce-all datasets clean-results help
+        report-mlsvm-table1 check-table1 reproduce-mlsvm-table2 reproduce-wrbf reproduce-wrbf-table1 reproduce-all datasets clean-results help \
+        reproduce-kdml
 
 help:
 	@echo "make setup               create $(VENV) and install the pinned environment"
@@ -19,6 +20,7 @@ help:
 	@echo "make check-table1        recompute the checks behind Table I's listed divergences"
 	@echo "make reproduce-mlsvm-table2  rerun mlsvm Table II (MKL, 20 kernels)"
 	@echo "make reproduce-wrbf      rerun wrbf Table 1, Fig. 2, z and r"
+	@echo "make reproduce-kdml      rerun kdml Figs. 1-4 and the Sec. 5 claims"
 	@echo "make datasets            list every dataset and where it comes from"
 	@echo "make bench               solver benchmarks (ratios against references)"
 
@@ -84,6 +86,16 @@ reproduce-wrbf reproduce-wrbf-table1: setup
 	$(BIN)/python -m runners.run experiment=wrbf_table1 $(ARGS) && \
 	$(BIN)/python -m reports wrbf_table1 && \
 	echo "reproduce-wrbf wall time: $$(( $$(date +%s) - start )) s"
+
+# kdml Figs. 1-4 + claims; KDML_VARIANT=_reduced (default, 5 runs) or empty (20 runs)
+KDML_VARIANT ?= _reduced
+reproduce-kdml: setup
+	@start=$$(date +%s); \
+	$(BIN)/python -m runners.run experiment=kdml_fig1$(KDML_VARIANT) $(ARGS) && \
+	$(BIN)/python -m runners.run experiment=kdml_fig2$(KDML_VARIANT) $(ARGS) && \
+	$(BIN)/python -m runners.run experiment=kdml_fig3 $(ARGS) && \
+	$(BIN)/python -m reports kdml$(KDML_VARIANT) && \
+	echo "reproduce-kdml wall time: $$(( $$(date +%s) - start )) s"
 
 reproduce-all: reproduce-table1 reproduce-mlsvm-table2 reproduce-wrbf
 

@@ -78,6 +78,13 @@ class ProtocolConfig:
     preprocess: Preprocess = Preprocess.standardize
     preprocess_scope: PreprocessScope = PreprocessScope.dataset
     check_psd: bool = True
+    # kdml Sec. 5 "each class was equally represented": per repetition, every class
+    # is subsampled (seeded) to the smallest class count before the split
+    balance_classes: bool = False
+    # a training part of this many points instead of train_fraction (kdml Figs. 3-4)
+    train_size: Optional[int] = None  # noqa: UP045 (OmegaConf needs Optional)
+    # store transform() of each test part in the record (kdml Figs. 3-4 2-D maps)
+    record_embedding: bool = False
     description: str = ""
 
 

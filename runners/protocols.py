@@ -76,18 +76,38 @@ def outer_splits(
             else:
                 cv = KFold(k, shuffle=protocol["shuffle"], random_state=rs)
         else:
+            pool = np.arange(len(y))
+            if protocol.get("balance_classes"):
+                pool = balanced_subsample(y, seed_from("balance", dataset, seed, rep))
             # test size floor((1 - f) n): wrbf Table 1's totals (600 x 139 test
             # instances for breast_w's 699 rows, 600 x 67 for ecoli's 336) fix it.
-            n_test = int(
-                np.floor(round((1.0 - float(protocol["train_fraction"])) * len(y), 9))
-            )
+            f_test = 1.0 - float(protocol["train_fraction"])
+            n_test = int(np.floor(round(f_test * len(pool), 9)))
+            if protocol.get("train_size") is not None:
+                n_test = len(pool) - int(protocol["train_size"])
             split_cls = (
                 StratifiedShuffleSplit if protocol["stratified"] else ShuffleSplit
             )
             cv = split_cls(n_splits=1, test_size=n_test, random_state=rs)
+            for j, (tr, te) in enumerate(cv.split(np.zeros(len(pool)), y[pool])):
+                out.append((rep, j, pool[tr], pool[te]))
+            continue
         for j, (tr, te) in enumerate(cv.split(np.zeros(len(y)), y)):
             out.append((rep, j, tr, te))
     return out
+
+
+def balanced_subsample(y: np.ndarray, random_state: int) -> np.ndarray:
+    """Sorted indices with every class subsampled to the smallest class count.
+
+    kdml Sec. 5: "For all datasets, each class was equally represented in number
+    of samples" (``protocol.balance_classes=true``).
+    """
+    rng = np.random.default_rng(random_state)
+    classes, counts = np.unique(y, return_counts=True)
+    k = int(counts.min())
+    keep = [rng.choice(np.flatnonzero(y == c), size=k, replace=False) for c in classes]
+    return np.sort(np.concatenate(keep))
 
 
 def _inner_cv(
@@ -162,6 +182,7 @@ class FoldResult:
     predict_seconds: float
     solver: dict[str, Any]
     inner_convergence_warnings: int
+    embedding: list[list[float]] | None = None
 
 
 def solver_diagnostics(estimator: Any) -> dict[str, Any]:
@@ -248,7 +269,13 @@ def evaluate_split(
         d = np.asarray(model.decision_function(X_te))
         decision = d if d.ndim == 1 else None
     predict_seconds = time.perf_counter() - t0
+    embedding = None
+    if protocol.get("record_embedding"):
+        # a kNN classifier embeds through its fitted metric learner (MetricKNN)
+        mapper = model if hasattr(model, "transform") else model.metric_learner_
+        embedding = np.asarray(mapper.transform(X_te), dtype=float).tolist()
     return {
+        "embedding": embedding,
         "model": model,
         "y_pred": y_pred,
         "decision": decision,
@@ -292,6 +319,7 @@ def evaluate(
                 predict_seconds=r["predict_seconds"],
                 solver=r["solver"],
                 inner_convergence_warnings=r["inner_convergence_warnings"],
+                embedding=r["embedding"],
             )
         )
         if on_split is not None:

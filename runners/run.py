@@ -382,6 +382,7 @@ def _run(cfg: DictConfig, kc: Mapping[str, Any]) -> dict[str, Any]:
                 "predict_seconds": f.predict_seconds,
                 "solver": f.solver,
                 "inner_convergence_warnings": f.inner_convergence_warnings,
+                **({"embedding": f.embedding} if f.embedding is not None else {}),
             }
             for f in folds
         ],

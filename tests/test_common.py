@@ -25,7 +25,14 @@ from methods import (
 )
 from methods._multiclass import binary_problems, class_pairs, ovo_scores
 from methods.kernels import KernelSpec, kernel_stack, pairwise_kernel
-from methods.metric_learning import LMNN, MetricKNN
+from methods.metric_learning import (
+    ITML,
+    KLMNN,
+    LMNN,
+    KDMLFixedKernel,
+    KDMLParamKernel,
+    MetricKNN,
+)
 from runners.protocols import solver_diagnostics
 
 # Two small kernels keep the MKL checks fast; the 20-kernel bank is tested elsewhere.
@@ -57,6 +64,11 @@ ESTIMATORS = [
     MetricKNN(),
     MetricKNN(LMNN(n_neighbors=2), n_neighbors=3, weights="distance"),
     MetricKNN(LMNN(n_neighbors=2, kernel="precomputed"), score_rule="margin"),
+    KDMLFixedKernel(output_dim=1, max_iter=3),
+    KDMLParamKernel(output_dim=1, max_iter=3),
+    ITML(max_iter=5),
+    ITML(kernel="gaussian", max_iter=5),
+    KLMNN(n_components=2, lmnn=LMNN(n_neighbors=1, max_iter=5)),
 ]
 
 

@@ -1,0 +1,746 @@
+"""Kernel distance metric learning in a vector-valued RKHS (paper key ``kdml``).
+
+Two estimators learn a map ``f: X -> R^m`` and a Mahalanobis metric on its output
+space; a kNN rule in that space classifies (kdml Sec. 5, through ``MetricKNN``).
+
+- :class:`KDMLFixedKernel` ("Method 1", kdml Sec. 3): the diagonal matrix kernel
+  ``K(x, x') = diag(k_1, ..., k_m)`` of Gaussians with different spreads, block
+  coordinate descent of eqs. 12 (C step) and 13 (L step).
+- :class:`KDMLParamKernel` ("Method 2", kdml Sec. 4): ``K = k B`` with a Gaussian
+  ``k`` and ``B`` PSD; C step of eqs. 19-20, B step by projected gradient (eqs. 21-22).
+
+Both use prototype targets ``y_k`` per class and ``s_ij = [y_i = y_j]`` (Sec. 5),
+so ``S`` is block-constant and its Laplacian ``diag(S 1) - S`` is applied in O(n).
+
+Structure used instead of the naive O((mn)^3) pseudo-inverse per step
+---------------------------------------------------------------------
+Method 2: with ``B = U diag(beta) U^T`` the C-step equation separates into ``m``
+n x n systems ``(K + beta_t K P K) d_t = lam K y_t`` (``P = gamma Lap + lam I``).
+One eigendecomposition of ``K`` and one of ``K^1/2 P K^1/2`` per *fit* diagonalize
+all of them for every ``beta``: a C step then costs O(m n^2 + m^3).
+
+Method 1: the kernels differ per output, so the C step does not separate; it is
+written as the SPD system ``(I + G^T Kbar G) u = b`` with ``G = A^1/2 (x) R^T``
+(``P = R^T R`` Cholesky). Its blocks ``sum_t a_st a_tr W_t`` use ``W_t = R K_t R^T``
+computed once per fit; the system is solved by conjugate gradients with a
+block-Jacobi preconditioner diagonalized once per fit (O(m^2 n^2) per iteration),
+falling back to a Cholesky solve of the assembled system when CG stalls. The L step
+(eq. 13) is an m x m Cholesky solve.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+from numpy.linalg import LinAlgError
+from scipy import linalg as sla
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from methods._kernels import pairwise_kernel
+
+PROTOTYPES = ("onehot",)
+
+
+class SingularSystemError(LinAlgError):
+    """A step of a KDML solver has a singular system (the objective is unbounded)."""
+
+
+# --------------------------------------------------------------------- targets --
+def prototype_targets(n_classes: int, output_dim: int) -> np.ndarray:
+    """Unit-norm prototype target vectors ``y_k`` in ``R^m``, one row per class.
+
+    kdml Sec. 5 leaves the prototypes open ("appropriately chosen"); this reading
+    (``prototypes="onehot"``) uses the unit vectors ``e_k`` when ``m = c``; for
+    ``2 <= m < c`` equally spaced points on the unit circle (higher harmonics
+    ``cos(h a), sin(h a)`` fill further coordinates, rows normalized); for ``m = 1``
+    equally spaced points on [-1, 1]. The prototypes span ``R^m``; ``m > c`` is
+    refused (:meth:`_KDMLBase._validate`): a target-free output direction makes
+    Method 1's L step (eq. 13) singular and its objective unbounded below.
+    """
+    c, m = int(n_classes), int(output_dim)
+    if c < 2:
+        raise ValueError(f"prototype targets need at least 2 classes; got {c}.")
+    if m > c:
+        raise ValueError(f"prototype targets span at most c={c} dimensions; m={m}.")
+    if m == c:
+        return np.eye(c)
+    if m >= 2:
+        ang = 2.0 * np.pi * np.arange(c) / c
+        cols = []
+        for h in range(1, m // 2 + 2):
+            cols += [np.cos(h * ang), np.sin(h * ang)]
+        out = np.column_stack(cols[:m])
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
+    return np.linspace(-1.0, 1.0, c)[:, None]
+
+
+def _class_sums(v: np.ndarray, codes: np.ndarray, n_classes: int) -> np.ndarray:
+    """Per-class sums of the columns of ``v`` (rows = outputs)."""
+    out = np.zeros((v.shape[0], n_classes))
+    for k in range(n_classes):
+        out[:, k] = v[:, codes == k].sum(axis=1)
+    return out
+
+
+def laplacian_apply(v: np.ndarray, codes: np.ndarray, n_classes: int) -> np.ndarray:
+    """``v @ (diag(S 1) - S)`` for ``s_ij = [y_i = y_j]`` in O(mn) (rows of v)."""
+    counts = np.bincount(codes, minlength=n_classes)
+    sums = _class_sums(v, codes, n_classes)
+    return v * counts[codes] - sums[:, codes]
+
+
+def laplacian_matrix(codes: np.ndarray) -> np.ndarray:
+    """The dense ``diag(S 1) - S`` (references and one-off factorizations)."""
+    S = (codes[:, None] == codes[None, :]).astype(float)
+    return np.diag(S.sum(axis=1)) - S
+
+
+def _gaussian(X: np.ndarray, Z: np.ndarray, sigma: float) -> np.ndarray:
+    return pairwise_kernel(X, Z, kernel="gaussian", sigma=sigma)
+
+
+def _check_positive(name: str, value: Any, *, allow_zero: bool = False) -> float:
+    ok = isinstance(value, numbers.Real) and (value >= 0 if allow_zero else value > 0)
+    if not ok:
+        bound = ">= 0" if allow_zero else "> 0"
+        raise ValueError(f"{name} must be a real number {bound}; got {value!r}.")
+    return float(value)
+
+
+class _KDMLBase(TransformerMixin, BaseEstimator):
+    """Shared validation: targets, output dimension, classes."""
+
+    def _validate(self, X, y):
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        check_classification_targets(y)
+        self.classes_, codes = np.unique(y, return_inverse=True)
+        c, n = len(self.classes_), X.shape[0]
+        name = type(self).__name__
+        if c < 2:
+            raise ValueError(
+                f"{name} needs at least 2 classes in the training data (one class "
+                f"is not enough); got {c} ({self.classes_.tolist()}). A training "
+                "subsample that misses "
+                "classes cannot be fitted: balance or stratify the split."
+            )
+        m = c if self.output_dim is None else self.output_dim
+        if not isinstance(m, numbers.Integral) or m < 1:
+            raise ValueError(f"{name}: output_dim must be an integer >= 1; got {m!r}.")
+        if m > min(c, n):
+            raise ValueError(
+                f"{name}: output_dim={m} is larger than allowed: at most the number "
+                f"of classes ({c}) and of training samples ({n}). The prototype "
+                "targets span at most c dimensions; an output direction without "
+                "targets makes the L step (eq. 13) singular. Lower output_dim."
+            )
+        if self.prototypes not in PROTOTYPES:
+            raise ValueError(
+                f"{name}: prototypes={self.prototypes!r}; choose one of {PROTOTYPES}."
+            )
+        for p in ("gamma", "lam"):
+            _check_positive(p, getattr(self, p), allow_zero=p == "gamma")
+        _check_positive("rho", self.rho)
+        _check_positive("sigma", self.sigma)
+        protos = prototype_targets(c, m)
+        Y = protos[codes].T  # (m, n): column i is y_i
+        self.output_dim_ = int(m)
+        return X, codes, Y
+
+    def _more_tags(self):  # pragma: no cover - old sklearn
+        return {"requires_y": True}
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        return tags
+
+
+# ---------------------------------------------------------------- Method 1 ------
+def spreads(sigma: float, output_dim: int, spread_ratio: float) -> np.ndarray:
+    """The m Gaussian spreads of Method 1: log-spaced over ``sigma * r^[-1/2, 1/2]``."""
+    if output_dim == 1:
+        return np.array([float(sigma)])
+    e = np.linspace(-0.5, 0.5, output_dim)
+    return float(sigma) * float(spread_ratio) ** e
+
+
+def method1_objective(
+    C: np.ndarray,
+    L: np.ndarray,
+    Ks: np.ndarray,
+    Y: np.ndarray,
+    codes: np.ndarray,
+    gamma: float,
+    lam: float,
+    rho: float,
+) -> float:
+    """kdml eq. 9: 1/2 c^T Kbar c + gamma/2 sum_ij s_ij ||L G_ij c||^2 + ... ."""
+    F = np.einsum("tij,tj->ti", Ks, C)  # f(x_i) = sum_j K(x_i, x_j) c_j
+    A = L.T @ L
+    c = int(codes.max()) + 1
+    reg = 0.5 * float(np.sum(C * F))
+    # sum_ij s_ij ||L(f_i - f_j)||^2 = 2 tr(A F Lap F^T)
+    coll = gamma * float(np.sum((A @ F) * laplacian_apply(F, codes, c)))
+    R = F - Y
+    fit = 0.5 * lam * float(np.sum((A @ R) * R))
+    return reg + coll + fit + rho * float(np.trace(L))
+
+
+def method1_l_step(
+    F: np.ndarray,
+    Y: np.ndarray,
+    codes: np.ndarray,
+    gamma: float,
+    lam: float,
+    rho: float,
+) -> np.ndarray:
+    """kdml eq. 13: ``L = -rho M^-1``.
+
+    ``M = gamma sum_ij s_ij G_ij c c^T G_ij^T + lam sum_i r_i r_i^T``.
+
+    ``M`` is m x m; solved by Cholesky. A singular ``M`` means the objective is
+    unbounded below in ``L`` (the linear term ``rho tr(L)``): raised, not hidden
+    behind the paper's pseudo-inverse.
+    """
+    c = int(codes.max()) + 1
+    R = F - Y
+    M = 2.0 * gamma * (F @ laplacian_apply(F, codes, c).T) + lam * (R @ R.T)
+    M = 0.5 * (M + M.T)
+    try:
+        cf = sla.cho_factor(M, lower=True)
+    except LinAlgError as exc:
+        raise SingularSystemError(_singular_l_message(M)) from exc
+    w = np.linalg.eigvalsh(M)
+    if w[0] <= 1e-12 * max(w[-1], 1e-300):
+        raise SingularSystemError(_singular_l_message(M))
+    L = -rho * sla.cho_solve(cf, np.eye(M.shape[0]))
+    return 0.5 * (L + L.T)
+
+
+def _singular_l_message(M: np.ndarray) -> str:
+    w = np.linalg.eigvalsh(M)
+    rank = int(np.sum(w > 1e-12 * max(w[-1], 1e-300)))
+    return (
+        f"KDMLFixedKernel: the L step (kdml eq. 13) has a singular m x m system "
+        f"(rank {rank} < output_dim {M.shape[0]}): the objective is unbounded below "
+        "in L. Lower output_dim, or raise lam so that outputs differ from targets."
+    )
+
+
+def _sym_sqrt(A: np.ndarray) -> np.ndarray:
+    w, U = np.linalg.eigh(0.5 * (A + A.T))
+    return (U * np.sqrt(np.clip(w, 0.0, None))) @ U.T
+
+
+class _Method1System:
+    """Per-fit factorizations of the Method 1 C step (kdml eqs. 11-12).
+
+    ``P = 2 gamma Lap + lam I = R^T R``; ``W_t = R K_t R^T``; preconditioner blocks
+    use ``W_t = Q_t diag(w_t) Q_t^T``.
+    """
+
+    def __init__(self, Ks, codes, gamma, lam):
+        m, n, _ = Ks.shape
+        P = 2.0 * gamma * laplacian_matrix(codes) + lam * np.eye(n)
+        self.R = sla.cholesky(P, lower=False)  # P = R^T R
+        self.Ks = Ks
+        self.W = np.stack([self.R @ K @ self.R.T for K in Ks])
+        self.eig = [np.linalg.eigh(0.5 * (W + W.T)) for W in self.W]
+        self.m, self.n = m, n
+        self.lam = lam
+
+    def solve(
+        self,
+        A: np.ndarray,
+        Y: np.ndarray,
+        *,
+        method: str = "cg",
+        tol: float = 1e-11,
+        max_iter: int = 500,
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        """The C minimizing eq. 9 for fixed ``A = L^T L``; returns (C, info)."""
+        m, n, lam = self.m, self.n, self.lam
+        a = _sym_sqrt(A)
+        AY = A @ Y
+        Q = np.einsum("tij,tj->ti", self.Ks, AY)  # K_t (AY)_t
+        b = lam * (a @ (Q @ self.R.T))  # b_s = lam sum_t a_st R q_t (rows)
+
+        def matvec(U):  # (I + sum_t (a_t a_t^T) (x) W_t) u, U rows u_s
+            V = U.copy()
+            AU = a @ U  # row t: sum_r a_tr u_r
+            WU = np.einsum("tij,tj->ti", self.W, AU)
+            V += a.T @ WU  # row s: sum_t a_ts W_t (sum_r a_tr u_r); a symmetric
+            return V
+
+        info: dict[str, Any] = {"solver": method, "cg_iter": 0}
+        U = None
+        if method == "cg":
+            omega = np.sum(a**2, axis=0)  # block s: I + sum_t a_ts^2 W_t ~ I + w_s W_s
+
+            def precond(Rm):
+                Z = np.empty_like(Rm)
+                for s in range(m):
+                    w, Qs = self.eig[s]
+                    Z[s] = Qs @ (
+                        (Qs.T @ Rm[s]) / (1.0 + omega[s] * np.clip(w, 0, None))
+                    )
+                return Z
+
+            U, it, ok = _pcg(matvec, precond, b, tol=tol, max_iter=max_iter)
+            info["cg_iter"] = it
+            if not ok:
+                info["fallback"] = "cholesky"
+                U = None
+        if U is None:
+            H = np.einsum("ts,tr,tij->sirj", a, a, self.W).reshape(m * n, m * n)
+            H[np.diag_indices_from(H)] += 1.0
+            U = sla.cho_solve(sla.cho_factor(H, lower=True), b.ravel()).reshape(m, n)
+        # c = lam (A (x) I) y - G u, G = a (x) R^T
+        C = lam * AY - a @ (U @ self.R)
+        return C, info
+
+
+def _pcg(matvec, precond, b, *, tol, max_iter):
+    x = np.zeros_like(b)
+    r = b.copy()
+    bnorm = np.linalg.norm(b)
+    if bnorm == 0:
+        return x, 0, True
+    z = precond(r)
+    p = z.copy()
+    rz = np.sum(r * z)
+    for it in range(1, max_iter + 1):
+        Ap = matvec(p)
+        alpha = rz / np.sum(p * Ap)
+        x += alpha * p
+        r -= alpha * Ap
+        if np.linalg.norm(r) <= tol * bnorm:
+            return x, it, True
+        z = precond(r)
+        rz_new = np.sum(r * z)
+        p = z + (rz_new / rz) * p
+        rz = rz_new
+    return x, max_iter, False
+
+
+def method1_c_step_naive(
+    Ks: np.ndarray,
+    A: np.ndarray,
+    Y: np.ndarray,
+    codes: np.ndarray,
+    gamma: float,
+    lam: float,
+) -> np.ndarray:
+    """kdml eqs. 11-12 literally: the (mn x mn) Hessian and its pseudo-inverse.
+
+    ``c = lam (d2Q/dc dc^T)^+ sum_i Kbar_i^T A y_i`` with ``c = [c_1; ...; c_n]``
+    point-major and ``Kbar_ij = diag(K_1[i, j], ..., K_m[i, j])``. The pair sum of
+    eq. 11 is formed through the Laplacian (``sum_ij s_ij G_ij^T A G_ij =
+    2 Kbar (Lap (x) A) Kbar``). The slow reference of the tests and the benchmark.
+    """
+    m, n, _ = Ks.shape
+    Kbar = np.einsum("tij,ts->isjt", Ks, np.eye(m)).reshape(n * m, n * m)
+    Lap = laplacian_matrix(codes)
+    P = np.kron(2.0 * gamma * Lap + lam * np.eye(n), A)
+    H = Kbar + Kbar @ P @ Kbar
+    g = lam * Kbar @ np.kron(np.eye(n), A) @ Y.T.ravel()
+    c = np.linalg.pinv(H, hermitian=True) @ g
+    return c.reshape(n, m).T
+
+
+class KDMLFixedKernel(_KDMLBase):
+    """Kernel DML with a fixed diagonal matrix kernel ("Method 1", kdml Sec. 3).
+
+    ``K(x, x') = diag(k_1(x, x'), ..., k_m(x, x'))`` with Gaussians ``k_t`` of
+    spreads ``sigma_t`` log-spaced over ``sigma * spread_ratio^[-1/2, 1/2]``
+    (Sec. 5 says only "different spreads"; this spacing is a named reading).
+    Minimizes eq. 9 by block coordinate descent: C step eq. 12 (structured solve,
+    see the module docstring), L step eq. 13. ``transform`` returns
+    ``L f(x)``: Euclidean distances there are the learned metric of eq. 10.
+
+    Parameters
+    ----------
+    output_dim : int or None
+        m, the output-space dimension (1 <= m <= c); None: m = c.
+    sigma, spread_ratio : float
+        Centre and ratio of the m Gaussian spreads.
+    gamma, lam, rho : float
+        Weights of the collocation term, the regression term and ``tr(L)`` (eq. 6).
+    max_iter, tol : int, float
+        Block coordinate descent stops when the relative decrease of eq. 9 is < tol.
+    c_solver : {"cg", "cholesky", "naive"}
+        C-step solver: preconditioned CG on the structured SPD system (default),
+        Cholesky of the same assembled system, or the literal eq. 12 pseudo-inverse.
+    prototypes : {"onehot"}
+        Prototype targets per class (:func:`prototype_targets`).
+    max_metric_norm : float
+        Eq. 9 is unbounded below when ``f`` can interpolate the targets (the term
+        ``rho tr(L)`` with ``L = -rho M^-1`` and ``M -> 0``): the descent stops,
+        with ``diverged_ = True`` and ``converged_ = False``, once ``||A||_2``
+        exceeds this value or a C-step system stops being numerically SPD; the
+        last finite iterate is kept.
+    """
+
+    def __init__(
+        self,
+        output_dim: int | None = None,
+        sigma: float = 1.0,
+        spread_ratio: float = 4.0,
+        gamma: float = 1.0,
+        lam: float = 1.0,
+        rho: float = 1.0,
+        max_iter: int = 30,
+        tol: float = 1e-5,
+        c_solver: str = "cg",
+        prototypes: str = "onehot",
+        max_metric_norm: float = 1e8,
+    ):
+        self.output_dim = output_dim
+        self.sigma = sigma
+        self.spread_ratio = spread_ratio
+        self.gamma = gamma
+        self.lam = lam
+        self.rho = rho
+        self.max_iter = max_iter
+        self.tol = tol
+        self.c_solver = c_solver
+        self.prototypes = prototypes
+        self.max_metric_norm = max_metric_norm
+
+    def fit(self, X, y) -> KDMLFixedKernel:
+        X, codes, Y = self._validate(X, y)
+        if self.c_solver not in ("cg", "cholesky", "naive"):
+            raise ValueError(
+                f"c_solver={self.c_solver!r}; choose 'cg', 'cholesky' or 'naive'."
+            )
+        m = self.output_dim_
+        gamma, lam, rho = float(self.gamma), float(self.lam), float(self.rho)
+        self.spreads_ = spreads(self.sigma, m, self.spread_ratio)
+        Ks = np.stack([_gaussian(X, X, s) for s in self.spreads_])
+        system = (
+            None if self.c_solver == "naive" else _Method1System(Ks, codes, gamma, lam)
+        )
+        L = np.eye(m)
+        history: list[float] = []
+        self.cg_iter_ = 0
+        self.n_fallback_ = 0
+        converged = False
+        self.diverged_ = False
+        C_ok = L_ok = None
+        for it in range(1, int(self.max_iter) + 1):
+            A = L.T @ L
+            try:
+                if system is None:
+                    C = method1_c_step_naive(Ks, A, Y, codes, gamma, lam)
+                else:
+                    C, info = system.solve(A, Y, method=self.c_solver)
+                    self.cg_iter_ += info["cg_iter"]
+                    self.n_fallback_ += "fallback" in info
+                F = np.einsum("tij,tj->ti", Ks, C)
+                L = method1_l_step(F, Y, codes, gamma, lam, rho)
+            except LinAlgError:
+                if C_ok is None:
+                    raise
+                self.diverged_ = True
+                break
+            C_ok, L_ok = C, L
+            history.append(method1_objective(C, L, Ks, Y, codes, gamma, lam, rho))
+            # eq. 9 is unbounded below once f can interpolate the targets: a
+            # growing metric is the block coordinate descent running off to -inf
+            if np.linalg.norm(L, 2) ** 2 > self.max_metric_norm:
+                self.diverged_ = True
+                break
+            if it > 1:
+                prev = history[-2]
+                if abs(prev - history[-1]) <= self.tol * max(abs(prev), 1e-12):
+                    converged = True
+                    break
+        C, L = C_ok, L_ok
+        self.X_fit_ = X
+        self.dual_coef_ = C
+        self.L_ = L
+        self.objective_ = history[-1]
+        self.objective_history_ = np.array(history)
+        self.n_iter_ = it
+        self.converged_ = converged
+        self.n_features_out_ = m
+        return self
+
+    def output_map(self, X) -> np.ndarray:
+        """``f(x) = sum_i K(x, x_i) c_i`` (kdml eq. 8), shape (n, m)."""
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        return np.stack(
+            [
+                _gaussian(X, self.X_fit_, s) @ self.dual_coef_[t]
+                for t, s in enumerate(self.spreads_)
+            ],
+            axis=1,
+        )
+
+    def transform(self, X) -> np.ndarray:
+        """``L f(x)``: Euclidean distances here are eq. 10's metric."""
+        return self.output_map(X) @ self.L_.T
+
+    def get_mahalanobis_matrix(self) -> np.ndarray:
+        """``A = L^T L`` on the output space (kdml eq. 10)."""
+        check_is_fitted(self)
+        return self.L_.T @ self.L_
+
+
+# ---------------------------------------------------------------- Method 2 ------
+def method2_objective(
+    C: np.ndarray,
+    B: np.ndarray,
+    K: np.ndarray,
+    Y: np.ndarray,
+    codes: np.ndarray,
+    gamma: float,
+    lam: float,
+    rho: float,
+) -> float:
+    """kdml eq. 17 (with ``K_Delta = K Lap K``)."""
+    c = int(codes.max()) + 1
+    H = C @ K  # (m, n)
+    E = H @ laplacian_apply(H, codes, c).T  # C K_Delta C^T
+    B2 = B @ B
+    return (
+        0.5 * gamma * float(np.sum(E * B2))
+        + 0.5 * lam * float(np.sum((B @ H - Y) ** 2))
+        + 0.5 * rho * float(np.sum(B * B))
+        + 0.5 * float(np.sum((B @ C) * H))
+    )
+
+
+def method2_b_gradient(
+    C: np.ndarray,
+    B: np.ndarray,
+    K: np.ndarray,
+    Y: np.ndarray,
+    codes: np.ndarray,
+    gamma: float,
+    lam: float,
+    rho: float,
+) -> np.ndarray:
+    """kdml eqs. 21-22: ``G + G^T - G o I`` with
+    ``G = B[C(gamma K_Delta + lam K^2)C^T + rho I] - (lam Y - C/2) K C^T``."""
+    c = int(codes.max()) + 1
+    H = C @ K
+    E = H @ laplacian_apply(H, codes, c).T
+    G = (
+        B @ (gamma * E + lam * (H @ H.T) + rho * np.eye(B.shape[0]))
+        - (lam * Y - 0.5 * C) @ H.T
+    )
+    return G + G.T - np.diag(np.diag(G))
+
+
+class _BStats:
+    """Eq. 17 and eq. 22 for fixed C through m x m statistics (O(m^3) per call)."""
+
+    def __init__(self, C, K, Y, codes, gamma, lam, rho):
+        c = int(codes.max()) + 1
+        H = C @ K  # (m, n)
+        self.Q = gamma * (H @ laplacian_apply(H, codes, c).T) + lam * (H @ H.T)
+        self.YH = Y @ H.T  # Y K C^T
+        self.CKC = H @ C.T  # C K C^T
+        self.yy = float(np.sum(Y * Y))
+        self.lam, self.rho = lam, rho
+
+    def objective(self, B: np.ndarray) -> float:
+        B2 = B @ B
+        return (
+            0.5 * float(np.sum(self.Q * B2))
+            - self.lam * float(np.sum(B * self.YH))
+            + 0.5 * self.lam * self.yy
+            + 0.5 * self.rho * float(np.trace(B2))
+            + 0.5 * float(np.sum(B * self.CKC))
+        )
+
+    def gradient(self, B: np.ndarray) -> np.ndarray:
+        G = (
+            B @ (self.Q + self.rho * np.eye(B.shape[0]))
+            - self.lam * self.YH
+            + (0.5 * self.CKC)
+        )
+        return G + G.T - np.diag(np.diag(G))
+
+
+def project_psd(B: np.ndarray) -> np.ndarray:
+    """Nearest PSD matrix in Frobenius norm (eigenvalues clipped at 0)."""
+    w, U = np.linalg.eigh(0.5 * (B + B.T))
+    return (U * np.clip(w, 0.0, None)) @ U.T
+
+
+class _Method2System:
+    """Per-fit factorizations of the Method 2 C step (kdml eqs. 19-20)."""
+
+    def __init__(self, K, codes, gamma, lam, rcond=1e-10):
+        n = K.shape[0]
+        kappa, V = np.linalg.eigh(0.5 * (K + K.T))
+        keep = kappa > rcond * max(kappa[-1], 1e-300)
+        self.rank = int(keep.sum())
+        V, kappa = V[:, keep], kappa[keep]
+        self.V, self.sk = V, np.sqrt(kappa)
+        P = gamma * laplacian_matrix(codes) + lam * np.eye(n)
+        Kh = V * self.sk  # K^1/2 restricted to range(K): V diag(sqrt kappa)
+        N = Kh.T @ P @ Kh  # (r, r) = kappa^1/2 V^T P V kappa^1/2
+        self.mu, self.Qn = np.linalg.eigh(0.5 * (N + N.T))
+        self.lam = lam
+
+    def solve(self, B: np.ndarray, Y: np.ndarray) -> np.ndarray:
+        """C solving eq. 19 (min-norm in range(K)); exact where eq. 20 applies."""
+        beta, U = np.linalg.eigh(0.5 * (B + B.T))
+        beta = np.clip(beta, 0.0, None)
+        Yt = U.T @ Y  # (m, n)
+        # d_t = lam V k^-1/2 Qn diag(1/(1+beta_t mu)) Qn^T k^1/2 V^T y_t
+        Z = (Yt @ self.V) * self.sk @ self.Qn  # (m, r)
+        Z /= 1.0 + beta[:, None] * self.mu[None, :]
+        D = self.lam * ((Z @ self.Qn.T) / self.sk) @ self.V.T
+        return U @ D
+
+
+def method2_c_step_dense(
+    K: np.ndarray,
+    B: np.ndarray,
+    Y: np.ndarray,
+    codes: np.ndarray,
+    gamma: float,
+    lam: float,
+) -> np.ndarray:
+    """kdml eq. 20 literally: an (mn x mn) Kronecker system.
+
+    ``vec(C) = lam (I + gamma (K_Delta K^-1)^T (x) B + lam K (x) B)^-1 vec(Y)``
+    (column-major vec; eq. 20 as printed omits the transpose of ``K_Delta K^-1``,
+    which matters because ``K_Delta K^-1 = K Lap`` is not symmetric).
+    """
+    m, n = Y.shape
+    KD = K @ laplacian_matrix(codes) @ K
+    T = np.linalg.solve(K, KD)  # K^-1 K_Delta = (K_Delta K^-1)^T
+    H = np.eye(m * n) + gamma * np.kron(T, B) + lam * np.kron(K, B)
+    vec = np.linalg.solve(H, lam * Y.ravel(order="F"))
+    return vec.reshape((m, n), order="F")
+
+
+class KDMLParamKernel(_KDMLBase):
+    """Kernel DML with the parameterized matrix kernel ``K = k B`` ("Method 2").
+
+    kdml Sec. 4: ``k`` Gaussian of width ``sigma``, ``B`` PSD learned. Minimizes
+    eq. 17 by block coordinate descent: C step eq. 19/20 (structured solve, see the
+    module docstring), B step by projected gradient (eqs. 21-22) with Armijo
+    backtracking and projection onto the PSD cone. ``transform`` returns
+    ``f(x) = B C k(x)`` (eq. 16): Euclidean distances there are eq. 18's metric
+    ``||C (k(x) - k(x'))||_A`` with ``A = B^2``.
+
+    Parameters
+    ----------
+    output_dim : int or None
+        m (1 <= m <= c); None: m = c.
+    sigma : float
+        Width of the Gaussian ``k``.
+    gamma, lam, rho : float
+        Weights of eq. 17 (note eq. 17's ``gamma/2 tr(C K_Delta C^T B^2)`` equals
+        eq. 15's collocation term with ``gamma`` halved).
+    max_iter, tol : int, float
+        Outer block coordinate descent iterations and relative-decrease tolerance.
+    b_max_iter : int
+        Projected-gradient iterations per B step.
+    prototypes : {"onehot"}
+    """
+
+    def __init__(
+        self,
+        output_dim: int | None = None,
+        sigma: float = 1.0,
+        gamma: float = 1.0,
+        lam: float = 1.0,
+        rho: float = 1.0,
+        max_iter: int = 30,
+        tol: float = 1e-5,
+        b_max_iter: int = 50,
+        prototypes: str = "onehot",
+    ):
+        self.output_dim = output_dim
+        self.sigma = sigma
+        self.gamma = gamma
+        self.lam = lam
+        self.rho = rho
+        self.max_iter = max_iter
+        self.tol = tol
+        self.b_max_iter = b_max_iter
+        self.prototypes = prototypes
+
+    def fit(self, X, y) -> KDMLParamKernel:
+        X, codes, Y = self._validate(X, y)
+        m = self.output_dim_
+        gamma, lam, rho = float(self.gamma), float(self.lam), float(self.rho)
+        K = _gaussian(X, X, self.sigma)
+        system = _Method2System(K, codes, gamma, lam)
+        B = np.eye(m)
+        history: list[float] = []
+        converged = False
+        for it in range(1, int(self.max_iter) + 1):
+            C = system.solve(B, Y)
+            B = self._b_step(C, B, K, Y, codes, gamma, lam, rho)
+            history.append(method2_objective(C, B, K, Y, codes, gamma, lam, rho))
+            if it > 1:
+                prev = history[-2]
+                if abs(prev - history[-1]) <= self.tol * max(abs(prev), 1e-12):
+                    converged = True
+                    break
+        self.X_fit_ = X
+        self.dual_coef_ = C
+        self.B_ = B
+        self.kernel_rank_ = system.rank
+        self.objective_ = history[-1]
+        self.objective_history_ = np.array(history)
+        self.n_iter_ = it
+        self.converged_ = converged
+        self.n_features_out_ = m
+        return self
+
+    def _b_step(self, C, B, K, Y, codes, gamma, lam, rho):
+        """Projected gradient on eq. 17 in B (eqs. 21-22), Armijo backtracking.
+
+        For fixed C, eq. 17 and eq. 22 depend on B only through m x m statistics
+        (``C K_Delta C^T``, ``C K^2 C^T``, ``Y K C^T``, ``C K C^T``), formed once
+        per B step: every projected-gradient iteration is then O(m^3).
+        """
+        st = _BStats(C, K, Y, codes, gamma, lam, rho)
+        f = st.objective(B)
+        step = 1.0
+        for _ in range(int(self.b_max_iter)):
+            g = st.gradient(B)
+            while True:
+                Bn = project_psd(B - step * g)
+                fn = st.objective(Bn)
+                # sufficient decrease along the projection arc
+                if fn <= f - 1e-4 / step * np.sum((Bn - B) ** 2) or step < 1e-12:
+                    break
+                step *= 0.5
+            if fn > f:
+                break
+            done = f - fn <= 1e-10 * max(abs(f), 1e-12)
+            B, f = Bn, fn
+            if done:
+                break
+            step *= 2.0
+        return B
+
+    def output_map(self, X) -> np.ndarray:
+        """``f(x) = sum_i k(x, x_i) B c_i`` (kdml eq. 16), shape (n, m)."""
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        return _gaussian(X, self.X_fit_, self.sigma) @ (self.B_ @ self.dual_coef_).T
+
+    def transform(self, X) -> np.ndarray:
+        """``f(x)``: Euclidean distances here are eq. 18's metric."""
+        return self.output_map(X)
+
+    def get_mahalanobis_matrix(self) -> np.ndarray:
+        """``A = B^2`` on the space of ``C k(x)`` (kdml eq. 18)."""
+        check_is_fitted(self)
+        return self.B_ @ self.B_

@@ -1,0 +1,112 @@
+"""ITML (Davis et al. 2007): Bregman projections against a slow reference."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+
+from methods.metric_learning._itml import ITML, itml_projection, itml_solve
+
+
+def _logdet_div(M, M0):
+    P = np.linalg.solve(M0, M)
+    sign, logdet = np.linalg.slogdet(P)
+    return np.trace(P) - logdet - len(M) if sign > 0 else np.inf
+
+
+def _slow_projection(M0, v, xi0, gamma):
+    """min D_ld(M, M0) + gamma D_ld(xi, xi0) s.t. v^T M v = xi, by SLSQP."""
+    d = len(M0)
+    iu = np.triu_indices(d)
+
+    def unpack(z):
+        M = np.zeros((d, d))
+        M[iu] = z[:-1]
+        return M + np.triu(M, 1).T, z[-1]
+
+    def obj(z):
+        M, xi = unpack(z)
+        if xi <= 0:
+            return 1e10
+        r = xi / xi0
+        return _logdet_div(M, M0) + gamma * (r - np.log(r) - 1.0)
+
+    cons = {"type": "eq", "fun": lambda z: v @ unpack(z)[0] @ v - unpack(z)[1]}
+    z0 = np.append(M0[iu], xi0)
+    res = minimize(
+        obj,
+        z0,
+        constraints=[cons],
+        method="SLSQP",
+        options={"ftol": 1e-14, "maxiter": 500},
+    )
+    return unpack(res.x)
+
+
+@pytest.mark.parametrize("delta", [1, -1])
+@pytest.mark.parametrize("gamma", [0.5, 3.0])
+def test_projection_satisfies_constraint_and_matches_slow_reference(delta, gamma):
+    rng = np.random.default_rng(1)
+    A = rng.normal(size=(2, 2))
+    M0 = A @ A.T + np.eye(2)
+    v = rng.normal(size=2)
+    p = v @ M0 @ v
+    xi0 = p * (0.5 if delta == 1 else 2.0)  # a violated constraint
+    M, xi, lam, alpha = itml_projection(M0, v, xi0, 1e6, delta, gamma)
+    assert v @ M @ v == pytest.approx(xi, rel=1e-10)  # on the constraint
+    assert lam == pytest.approx(1e6 - alpha)
+    M_ref, xi_ref = _slow_projection(M0, v, xi0, gamma)
+    np.testing.assert_allclose(M, M_ref, rtol=2e-4, atol=2e-5)
+    assert xi == pytest.approx(xi_ref, rel=2e-4)
+
+
+def test_hard_projection_hits_the_bound():
+    rng = np.random.default_rng(2)
+    M0 = np.eye(3)
+    v = rng.normal(size=3)
+    M, xi, _, _ = itml_projection(M0, v, 0.1, np.inf, 1, np.inf)
+    assert xi == 0.1
+    assert v @ M @ v == pytest.approx(0.1, rel=1e-12)
+    assert np.linalg.eigvalsh(M).min() > 0
+
+
+def test_solver_satisfies_feasible_hard_constraints():
+    # M = diag(0.4, 25, 25) satisfies all four constraints, so they are feasible
+    V = np.array([[1, 0, 0], [1, 0, 0.05], [0, 1, 0], [0, 0.5, 1.0]])
+    Z = np.vstack([np.zeros((4, 3)), V])
+    pairs = np.array([[4, 0], [5, 1], [6, 2], [7, 3]])
+    delta = np.array([1, 1, -1, -1])
+    bounds = np.array([0.5, 0.5, 20.0, 20.0])
+    M, it, ok = itml_solve(
+        Z, pairs, delta, bounds, gamma=np.inf, max_iter=20000, tol=1e-7
+    )
+    assert ok
+    d = np.einsum(
+        "ij,jk,ik->i",
+        Z[pairs[:, 0]] - Z[pairs[:, 1]],
+        M,
+        Z[pairs[:, 0]] - Z[pairs[:, 1]],
+    )
+    assert np.all(d[delta == 1] <= bounds[delta == 1] * (1 + 1e-3))
+    assert np.all(d[delta == -1] >= bounds[delta == -1] * (1 - 1e-3))
+
+
+def test_kernelized_linear_equals_feature_itml():
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(40, 4))
+    y = np.repeat([0, 1], 20)
+    X[y == 1, 0] += 2.0
+    a = ITML(gamma=1.0, random_state=0).fit(X, y)
+    b = ITML(gamma=1.0, kernel="precomputed", random_state=0).fit(X @ X.T, y)
+    Xt = rng.normal(size=(7, 4))
+    Ta, Tb = a.transform(Xt), b.transform(Xt @ X.T)
+    Ra, Rb = a.transform(X), b.transform(X @ X.T)
+    Da = np.sum((Ta[:, None] - Ra[None]) ** 2, axis=2)
+    Db = np.sum((Tb[:, None] - Rb[None]) ** 2, axis=2)
+    np.testing.assert_allclose(Da, Db, rtol=1e-6, atol=1e-8)
+
+
+def test_itml_single_class_error():
+    with pytest.raises(ValueError, match="at least 2 classes"):
+        ITML().fit(np.zeros((5, 2)) + np.arange(5)[:, None], np.zeros(5))

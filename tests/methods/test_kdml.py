@@ -1,0 +1,206 @@
+"""kdml Methods 1 and 2: each block step against a dense solve of the same equations."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from methods.metric_learning._kdml import (
+    KDMLFixedKernel,
+    KDMLParamKernel,
+    SingularSystemError,
+    _gaussian,
+    _Method1System,
+    _Method2System,
+    laplacian_apply,
+    laplacian_matrix,
+    method1_c_step_naive,
+    method1_l_step,
+    method1_objective,
+    method2_b_gradient,
+    method2_c_step_dense,
+    method2_objective,
+    project_psd,
+    prototype_targets,
+    spreads,
+)
+
+GAMMA, LAM, RHO = 0.7, 1.3, 0.5
+
+
+@pytest.fixture
+def problem():
+    rng = np.random.default_rng(0)
+    n, d, m = 18, 3, 3
+    X = rng.normal(size=(n, d))
+    codes = np.repeat([0, 1, 2], 6)
+    Y = prototype_targets(3, m)[codes].T
+    A0 = rng.normal(size=(m, m))
+    A = A0 @ A0.T + 0.2 * np.eye(m)
+    return rng, X, codes, Y, A
+
+
+def _ks(X, m, sigma=0.8):
+    return np.stack([_gaussian(X, X, s) for s in spreads(sigma, m, 4.0)])
+
+
+def test_prototypes_distinct_unit_norm():
+    for c, m in [(2, 2), (3, 2), (4, 2), (4, 3), (3, 3), (6, 3)]:
+        P = prototype_targets(c, m)
+        assert P.shape == (c, m)
+        np.testing.assert_allclose(np.linalg.norm(P, axis=1), 1.0)
+        D = np.linalg.norm(P[:, None] - P[None], axis=2)
+        assert np.all(D[~np.eye(c, dtype=bool)] > 0.1)
+
+
+def test_laplacian_apply_matches_dense(problem):
+    rng, X, codes, Y, A = problem
+    V = rng.normal(size=(2, len(codes)))
+    np.testing.assert_allclose(
+        laplacian_apply(V, codes, 3), V @ laplacian_matrix(codes), atol=1e-12
+    )
+
+
+@pytest.mark.parametrize("method", ["cg", "cholesky"])
+def test_method1_c_step_equals_dense_pinv_and_decreases(problem, method):
+    rng, X, codes, Y, A = problem
+    Ks = _ks(X, 3)
+    C_ref = method1_c_step_naive(Ks, A, Y, codes, GAMMA, LAM)
+    C, info = _Method1System(Ks, codes, GAMMA, LAM).solve(A, Y, method=method)
+    assert "fallback" not in info
+    np.testing.assert_allclose(C, C_ref, rtol=1e-6, atol=1e-6 * np.abs(C_ref).max())
+    L = np.linalg.cholesky(A).T
+    f = method1_objective(C, L, Ks, Y, codes, GAMMA, LAM, RHO)
+    C0 = rng.normal(size=C.shape)
+    assert f <= method1_objective(C0, L, Ks, Y, codes, GAMMA, LAM, RHO)
+    for _ in range(5):  # a minimizer: no random perturbation lowers it
+        Cp = C + 1e-4 * rng.normal(size=C.shape)
+        assert method1_objective(Cp, L, Ks, Y, codes, GAMMA, LAM, RHO) >= f - 1e-10
+
+
+def test_method1_l_step_is_stationary_and_decreases(problem):
+    rng, X, codes, Y, A = problem
+    Ks = _ks(X, 3)
+    C, _ = _Method1System(Ks, codes, GAMMA, LAM).solve(A, Y)
+    F = np.einsum("tij,tj->ti", Ks, C)
+    L = method1_l_step(F, Y, codes, GAMMA, LAM, RHO)
+    # dense eq. 13: pair sums over all (i, j) and an explicit pseudo-inverse
+    n = len(codes)
+    S = (codes[:, None] == codes[None, :]).astype(float)
+    M = sum(
+        S[i, j] * np.outer(F[:, i] - F[:, j], F[:, i] - F[:, j])
+        for i in range(n)
+        for j in range(n)
+    )
+    M = GAMMA * M + LAM * sum(
+        np.outer(F[:, i] - Y[:, i], F[:, i] - Y[:, i]) for i in range(n)
+    )
+    np.testing.assert_allclose(L, -RHO * np.linalg.pinv(M), rtol=1e-8, atol=1e-10)
+    f = method1_objective(C, L, Ks, Y, codes, GAMMA, LAM, RHO)
+    L_old = np.linalg.cholesky(A).T
+    assert f <= method1_objective(C, L_old, Ks, Y, codes, GAMMA, LAM, RHO)
+    for _ in range(5):
+        Lp = L + 1e-4 * rng.normal(size=L.shape)
+        assert method1_objective(C, Lp, Ks, Y, codes, GAMMA, LAM, RHO) >= f - 1e-10
+
+
+def test_method1_fit_monotone(problem):
+    rng, X, codes, Y, A = problem
+    est = KDMLFixedKernel(
+        output_dim=2, sigma=0.8, gamma=GAMMA, lam=LAM, rho=RHO, max_iter=15, tol=0
+    ).fit(X, codes)
+    h = est.objective_history_
+    assert np.all(np.diff(h) <= 1e-9 * np.abs(h[:-1]).max())
+    est_naive = KDMLFixedKernel(
+        output_dim=2,
+        sigma=0.8,
+        gamma=GAMMA,
+        lam=LAM,
+        rho=RHO,
+        max_iter=15,
+        tol=0,
+        c_solver="naive",
+    ).fit(X, codes)
+    np.testing.assert_allclose(
+        est.transform(X), est_naive.transform(X), rtol=1e-5, atol=1e-7
+    )
+
+
+def test_method2_c_step_equals_eq20_and_decreases(problem):
+    rng, X, codes, Y, B = problem
+    K = _gaussian(X, X, 0.8)
+    C_ref = method2_c_step_dense(K, B, Y, codes, GAMMA, LAM)
+    C = _Method2System(K, codes, GAMMA, LAM).solve(B, Y)
+    np.testing.assert_allclose(C, C_ref, rtol=1e-7, atol=1e-9 * np.abs(C_ref).max())
+    f = method2_objective(C, B, K, Y, codes, GAMMA, LAM, RHO)
+    for _ in range(5):
+        Cp = C + 1e-4 * rng.normal(size=C.shape)
+        assert method2_objective(Cp, B, K, Y, codes, GAMMA, LAM, RHO) >= f - 1e-12
+
+
+def test_method2_b_gradient_finite_differences(problem):
+    rng, X, codes, Y, B = problem
+    K = _gaussian(X, X, 0.8)
+    C = rng.normal(size=Y.shape)
+    G = method2_b_gradient(C, B, K, Y, codes, GAMMA, LAM, RHO)
+    eps = 1e-6
+    m = B.shape[0]
+    for i in range(m):
+        for j in range(i, m):
+            E = np.zeros((m, m))
+            E[i, j] = E[j, i] = 1.0  # eq. 21: derivative in the entry B_ij = B_ji
+            fp = method2_objective(C, B + eps * E, K, Y, codes, GAMMA, LAM, RHO)
+            fm = method2_objective(C, B - eps * E, K, Y, codes, GAMMA, LAM, RHO)
+            assert G[i, j] == pytest.approx((fp - fm) / (2 * eps), rel=1e-6, abs=1e-7)
+
+
+def test_method2_b_psd_and_monotone(problem):
+    rng, X, codes, Y, _ = problem
+    est = KDMLParamKernel(
+        output_dim=3, sigma=0.8, gamma=GAMMA, lam=LAM, rho=RHO, max_iter=10, tol=0
+    ).fit(X, codes)
+    assert np.linalg.eigvalsh(est.B_).min() >= -1e-12
+    h = est.objective_history_
+    assert np.all(np.diff(h) <= 1e-10 * np.abs(h).max())
+    W = rng.normal(size=(3, 3))
+    assert np.linalg.eigvalsh(project_psd(W)).min() >= -1e-12
+
+
+def test_output_dim_larger_than_allowed(problem):
+    rng, X, codes, Y, _ = problem
+    for cls in (KDMLFixedKernel, KDMLParamKernel):
+        with pytest.raises(ValueError, match="larger than allowed"):
+            cls(output_dim=4).fit(X, codes)  # 3 classes
+
+
+def test_single_class_subsample_is_a_clear_error(problem):
+    rng, X, codes, Y, _ = problem
+    for cls in (KDMLFixedKernel, KDMLParamKernel):
+        with pytest.raises(ValueError, match="at least 2 classes"):
+            cls().fit(X[codes == 0], codes[codes == 0])
+
+
+def test_singular_l_step_raises(problem):
+    rng, X, codes, Y, _ = problem
+    # outputs equal to the targets and constant within a class: M = 0
+    F = Y.copy()
+    with pytest.raises(SingularSystemError, match="singular"):
+        method1_l_step(F, Y, codes, GAMMA, LAM, RHO)
+
+
+def test_method2_b_statistics_equal_eq17_and_eq22(problem):
+    from methods.metric_learning._kdml import _BStats
+
+    rng, X, codes, Y, B = problem
+    K = _gaussian(X, X, 0.8)
+    C = rng.normal(size=Y.shape)
+    st = _BStats(C, K, Y, codes, GAMMA, LAM, RHO)
+    assert st.objective(B) == pytest.approx(
+        method2_objective(C, B, K, Y, codes, GAMMA, LAM, RHO), rel=1e-12
+    )
+    np.testing.assert_allclose(
+        st.gradient(B),
+        method2_b_gradient(C, B, K, Y, codes, GAMMA, LAM, RHO),
+        rtol=1e-10,
+        atol=1e-12,
+    )
