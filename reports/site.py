@@ -44,8 +44,15 @@ MAX_SIDE_ROWS = 60
 # Distance bands, in standard errors of the published proportion (cell colours).
 SE_BANDS = ((1.0, "se1"), (2.0, "se2"), (3.0, "se3"))
 SITE_PACKAGES = (
-    "numpy", "scipy", "scikit-learn", "pandas", "hydra-core", "statsmodels",
-    "matplotlib", "jinja2", "markdown-it-py",
+    "numpy",
+    "scipy",
+    "scikit-learn",
+    "pandas",
+    "hydra-core",
+    "statsmodels",
+    "matplotlib",
+    "jinja2",
+    "markdown-it-py",
 )
 
 
@@ -86,42 +93,73 @@ PAPERS: tuple[Paper, ...] = (
         "mlsvm",
         "Paper A: metric-learning-based SVM and MKL (SVM_m, ε-SVM, SVM-FDA, MKL_m)",
         (
-            _art("mlsvm", "table1", "Table I and Fig. 2", "reproduce-table1",
-                 figures=("fig2.png",),
-                 side=("table1_scores.csv", "table1_lowest.csv", "fig2_times.csv")),
-            _art("mlsvm", "table2", "Table II (MKL, 20 kernels)",
-                 "reproduce-mlsvm-table2",
-                 side=("table2_scores.csv", "table2_weights.csv")),
+            _art(
+                "mlsvm",
+                "table1",
+                "Table I and Fig. 2",
+                "reproduce-table1",
+                figures=("fig2.png",),
+                side=("table1_scores.csv", "table1_lowest.csv", "fig2_times.csv"),
+            ),
+            _art(
+                "mlsvm",
+                "table2",
+                "Table II (MKL, 20 kernels)",
+                "reproduce-mlsvm-table2",
+                side=("table2_scores.csv", "table2_weights.csv"),
+            ),
         ),
     ),
     Paper(
         "lmnnmkl",
         "Paper B: LMNN with multiple kernels",
-        (_art("lmnnmkl", "table1", "Table 1", "reproduce-lmnnmkl-table1"),
-         _art("lmnnmkl", "table2", "Table 2 (multiple sources)",
-              "reproduce-lmnnmkl-table2")),
+        (
+            _art("lmnnmkl", "table1", "Table 1", "reproduce-lmnnmkl-table1"),
+            _art(
+                "lmnnmkl",
+                "table2",
+                "Table 2 (multiple sources)",
+                "reproduce-lmnnmkl-table2",
+            ),
+        ),
     ),
     Paper(
         "kdml",
         "Paper C: kernel distance metric learning in vector-valued RKHS",
-        tuple(Artifact(f"fig{i}", f"Fig. {i}", None, "reproduce-kdml",
-                       figures=(f"fig{i}.png",)) for i in (1, 2, 3, 4)),
+        tuple(
+            Artifact(
+                f"fig{i}", f"Fig. {i}", None, "reproduce-kdml", figures=(f"fig{i}.png",)
+            )
+            for i in (1, 2, 3, 4)
+        ),
         note="The paper publishes figures only; its claims are qualitative.",
     ),
     Paper(
         "wrbf",
         "Paper D: SVM feature weights learned on the dual objective (WRBF)",
         (
-            _art("wrbf", "table1", "Table 1, Fig. 2, Wilcoxon z and r",
-                 "reproduce-wrbf", figures=("fig2.png",),
-                 side=("claims.csv", "experiments.csv")),
+            _art(
+                "wrbf",
+                "table1",
+                "Table 1, Fig. 2, Wilcoxon z and r",
+                "reproduce-wrbf",
+                figures=("fig2.png",),
+                side=("claims.csv", "experiments.csv"),
+            ),
         ),
     ),
     Paper(
         "arbf",
         "Paper E: anisotropic RBF with KOMD",
-        (_art("arbf", "table1", "Table 1 and Fig. 2", "reproduce-arbf",
-              figures=("fig2.png",)),),
+        (
+            _art(
+                "arbf",
+                "table1",
+                "Table 1 and Fig. 2",
+                "reproduce-arbf",
+                figures=("fig2.png",),
+            ),
+        ),
     ),
 )
 
@@ -132,8 +170,11 @@ def papers(generated: Path = GENERATED) -> list[Paper]:
     """The descriptors, plus what a generated folder holds that they do not list."""
     out = []
     known = {p.key: p for p in PAPERS}
-    folders = sorted(p.name for p in generated.iterdir() if p.is_dir()) if (
-        generated.exists()) else []
+    folders = (
+        sorted(p.name for p in generated.iterdir() if p.is_dir())
+        if (generated.exists())
+        else []
+    )
     for key in [*known, *[f for f in folders if f not in known]]:
         paper = known.get(key, Paper(key, f"Paper {key}"))
         folder = generated / key
@@ -151,12 +192,11 @@ def papers(generated: Path = GENERATED) -> list[Paper]:
                 listed.add(akey)
                 title = f"{'Table' if m[1] == 'table' else 'Fig.'} {m[2]}"
                 figs = (f"{akey}.png",) if (folder / f"{akey}.png").exists() else ()
-                side = tuple(
-                    s.name for s in sorted(folder.glob(f"{akey}_*.csv"))
-                )
+                side = tuple(s.name for s in sorted(folder.glob(f"{akey}_*.csv")))
                 extra.append(Artifact(akey, title, f"{key}_{akey}", None, figs, side))
-        out.append(Paper(paper.key, paper.title, (*paper.artifacts, *extra),
-                         paper.note))
+        out.append(
+            Paper(paper.key, paper.title, (*paper.artifacts, *extra), paper.note)
+        )
     return out
 
 
@@ -171,8 +211,8 @@ class Cell:
     published: float | None
     se: float | None = None
     n: float | None = None
-    reason: str = ""          # why there is no reproduced number
-    divergence: str = ""      # "[status] reason" from known_divergences.csv
+    reason: str = ""  # why there is no reproduced number
+    divergence: str = ""  # "[status] reason" from known_divergences.csv
     footnote: int | None = None
     lowest: bool = False
     digits: int = 2
@@ -289,8 +329,12 @@ def kernel_titles() -> dict[str, str]:
 
 
 def long_blocks(
-    df: pd.DataFrame, suffix: str, scores: pd.DataFrame | None, source: str,
-    names: dict[str, str], footnotes: list[tuple[int, str, str]],
+    df: pd.DataFrame,
+    suffix: str,
+    scores: pd.DataFrame | None,
+    source: str,
+    names: dict[str, str],
+    footnotes: list[tuple[int, str, str]],
 ) -> list[Block]:
     """Blocks of a long table (mlsvm-style: one row per kernel, dataset, method)."""
     rep, pub = f"reproduced_{suffix}", f"published_{suffix}"
@@ -318,7 +362,8 @@ def long_blocks(
                 if div == "nan":
                     div = ""
                 cell = Cell(
-                    _num(d[rep]), _num(d[pub]),
+                    _num(d[rep]),
+                    _num(d[pub]),
                     _num(d.get(se_col)) if se_col else None,
                     reason=str(d.get("reason") or "").replace("nan", "")
                     or str(d.get("status", "")),
@@ -326,15 +371,21 @@ def long_blocks(
                     lowest=_truthy(d.get("lowest")),
                 )
                 if div:
-                    cell.footnote = _footnote(footnotes, div, f"{dataset}, {m}"
-                                              + (f", {bkey}" if bkey else ""))
+                    cell.footnote = _footnote(
+                        footnotes,
+                        div,
+                        f"{dataset}, {m}" + (f", {bkey}" if bkey else ""),
+                    )
                 if cell.reproduced is None:
                     reasons.append(cell.reason)
                 cells.append(cell)
             note = ""
             if reasons and len(reasons) == len([c for c in cells if c]):
-                note = reasons[0] if len(set(reasons)) == 1 else "; ".join(
-                    dict.fromkeys(reasons))
+                note = (
+                    reasons[0]
+                    if len(set(reasons)) == 1
+                    else "; ".join(dict.fromkeys(reasons))
+                )
             rows.append((str(dataset), n, cells, note))
         score_rows = []
         if scores is not None and not scores.empty:
@@ -344,18 +395,32 @@ def long_blocks(
                 pairs = []
                 for m in methods:
                     r = by.get(m)
-                    pairs.append(("—", "—") if r is None else (
-                        _fmt_score(getattr(r, "reproduced_score", None)),
-                        _fmt_score(getattr(r, "published_score", None))))
-                nsets = sc.n_datasets_scored.iloc[0] if (
-                    "n_datasets_scored" in sc) else ""
-                label = "McNemar score" + (f" ({nsets} datasets)" if nsets != "" else "")
+                    pairs.append(
+                        ("—", "—")
+                        if r is None
+                        else (
+                            _fmt_score(getattr(r, "reproduced_score", None)),
+                            _fmt_score(getattr(r, "published_score", None)),
+                        )
+                    )
+                nsets = (
+                    sc.n_datasets_scored.iloc[0] if ("n_datasets_scored" in sc) else ""
+                )
+                label = "McNemar score" + (
+                    f" ({nsets} datasets)" if nsets != "" else ""
+                )
                 score_rows.append((label, pairs))
-        blocks.append(Block(
-            ktitles.get(str(bkey), str(bkey)) if bkey is not None else "",
-            "dataset", [names.get(m, m) for m in methods], rows, score_rows,
-            source, f"{block_col}={bkey}" if block_col else "",
-        ))
+        blocks.append(
+            Block(
+                ktitles.get(str(bkey), str(bkey)) if bkey is not None else "",
+                "dataset",
+                [names.get(m, m) for m in methods],
+                rows,
+                score_rows,
+                source,
+                f"{block_col}={bkey}" if block_col else "",
+            )
+        )
     return blocks
 
 
@@ -387,8 +452,9 @@ def wide_block(df: pd.DataFrame, source: str) -> Block | None:
             digits = 0 if "total" in v or v.startswith("n_") else 2
             cells.append(Cell(_num(d[v]), _num(d[f"published_{v}"]), digits=digits))
         rows.append((str(d[label_col]), "", cells, ""))
-    return Block("", label_col, [v.replace("_", " ") for v in values], rows,
-                 source=source)
+    return Block(
+        "", label_col, [v.replace("_", " ") for v in values], rows, source=source
+    )
 
 
 @dataclass
@@ -416,7 +482,7 @@ def side_table(path: Path, href: str) -> SideTable:
 class ArtifactSummary:
     paper: str
     artifact: Artifact
-    status: str                      # reproduced | partial | not reproduced yet
+    status: str  # reproduced | partial | not reproduced yet
     missing: list[str]
     cells: int = 0
     cells_total: int = 0
@@ -454,14 +520,20 @@ def last_commit_date(path: Path) -> str:
     try:
         out = subprocess.run(
             ["git", "log", "-1", "--format=%cs", "--", str(path)],
-            cwd=REPO_ROOT, capture_output=True, text=True, timeout=20, check=False,
+            cwd=REPO_ROOT,
+            capture_output=True,
+            text=True,
+            timeout=20,
+            check=False,
         ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         out = ""
     if out:
         return out
-    return datetime.fromtimestamp(path.stat().st_mtime, timezone.utc).strftime(
-        "%Y-%m-%d") + " (file)"
+    return (
+        datetime.fromtimestamp(path.stat().st_mtime, timezone.utc).strftime("%Y-%m-%d")
+        + " (file)"
+    )
 
 
 def record_stats(results: Path, experiment: str | None) -> dict[str, Any]:
@@ -488,33 +560,46 @@ def record_stats(results: Path, experiment: str | None) -> dict[str, Any]:
         return {}
     span = None
     if started and finished:
-        span = (datetime.fromisoformat(max(finished))
-                - datetime.fromisoformat(min(started))).total_seconds()
-    return {"records": n, "job_seconds": total, "span_seconds": span,
-            "code_versions": [v for v, _ in versions.most_common()]}
+        span = (
+            datetime.fromisoformat(max(finished)) - datetime.fromisoformat(min(started))
+        ).total_seconds()
+    return {
+        "records": n,
+        "job_seconds": total,
+        "span_seconds": span,
+        "code_versions": [v for v, _ in versions.most_common()],
+    }
 
 
 def _fmt_seconds(s: float) -> str:
     return f"{s:.0f} s" if s < 120 else f"{s / 60:.1f} min"
 
 
-def summarize(paper: Paper, art: Artifact, generated: Path, results: Path | None,
-              known: pd.DataFrame) -> ArtifactSummary:
+def summarize(
+    paper: Paper,
+    art: Artifact,
+    generated: Path,
+    results: Path | None,
+    known: pd.DataFrame,
+) -> ArtifactSummary:
     folder = generated / paper.key
     csv = folder / f"{art.key}.csv"
     figs = [folder / f for f in art.figures]
     missing = []
     if art.make_target and art.make_target not in make_targets():
         missing.append(f"make {art.make_target}")
-    if art.experiment and not (
-            REPO_ROOT / "conf" / "experiment" / f"{art.experiment}.yaml").exists():
+    if (
+        art.experiment
+        and not (REPO_ROOT / "conf" / "experiment" / f"{art.experiment}.yaml").exists()
+    ):
         missing.append(f"conf/experiment/{art.experiment}.yaml")
     has_table = csv.exists()
     is_table = art.key.startswith("table")
     if is_table and not has_table:
         missing.append(f"reports/generated/{paper.key}/{csv.name}")
-    missing += [f"reports/generated/{paper.key}/{f.name}" for f in figs
-                if not f.exists()]
+    missing += [
+        f"reports/generated/{paper.key}/{f.name}" for f in figs if not f.exists()
+    ]
     s = ArtifactSummary(paper.key, art, "not reproduced yet", missing)
     kd = known[(known.paper == paper.key) & (known.artifact == art.key)]
     s.divergences = dict(Counter(kd.status))
@@ -533,8 +618,11 @@ def summarize(paper: Paper, art: Artifact, generated: Path, results: Path | None
         s.regenerated = last_commit_date(next(f for f in figs if f.exists()))
     present = has_table if is_table else any(f.exists() for f in figs)
     if present:
-        s.status = "reproduced" if (not s.cells_total or s.cells == s.cells_total) \
+        s.status = (
+            "reproduced"
+            if (not s.cells_total or s.cells == s.cells_total)
             else "partial"
+        )
         s.page = f"{paper.key}/{art.key}.html"
     if results is not None:
         st = record_stats(results, art.experiment)
@@ -542,9 +630,11 @@ def summarize(paper: Paper, art: Artifact, generated: Path, results: Path | None
             s.records = st["records"]
             s.code_versions = st["code_versions"]
             s.wall_seconds = st["span_seconds"]
-            s.wall = (_fmt_seconds(st["span_seconds"]) if st["span_seconds"]
-                      is not None else "") + f" ({_fmt_seconds(st['job_seconds'])} "\
-                f"of jobs, {st['records']} records)"
+            s.wall = (
+                _fmt_seconds(st["span_seconds"])
+                if st["span_seconds"] is not None
+                else ""
+            ) + f" ({_fmt_seconds(st['job_seconds'])} of jobs, {st['records']} records)"
     return s
 
 
@@ -593,14 +683,18 @@ def render_notes(md_text: str, link_map: dict[str, str]) -> str:
     while i < len(tokens):
         t = tokens[i]
         if t.type in ("table_open", "heading_open") and (
-                t.type == "table_open" or t.tag == "h1"):
+            t.type == "table_open" or t.tag == "h1"
+        ):
             close = "table_close" if t.type == "table_open" else "heading_close"
             while tokens[i].type != close:
                 i += 1
             i += 1
             continue
-        if t.type == "paragraph_open" and tokens[i + 1].children and all(
-                c.type in ("image", "softbreak") for c in tokens[i + 1].children):
+        if (
+            t.type == "paragraph_open"
+            and tokens[i + 1].children
+            and all(c.type in ("image", "softbreak") for c in tokens[i + 1].children)
+        ):
             i += 3
             continue
         keep.append(t)
@@ -620,7 +714,7 @@ def render_document(md_text: str, link_map: dict[str, str]) -> str:
 
 def _rewrite_links(tokens: Iterable[Any], link_map: dict[str, str]) -> None:
     for t in tokens:
-        for c in (t.children or []):
+        for c in t.children or []:
             if c.type in ("link_open", "image"):
                 attr = "href" if c.type == "link_open" else "src"
                 href = c.attrGet(attr)
@@ -631,8 +725,14 @@ def _rewrite_links(tokens: Iterable[Any], link_map: dict[str, str]) -> None:
 def provenance_info() -> dict[str, Any]:
     def git(*args: str) -> str:
         try:
-            return subprocess.run(["git", *args], cwd=REPO_ROOT, capture_output=True,
-                                  text=True, timeout=20, check=False).stdout.strip()
+            return subprocess.run(
+                ["git", *args],
+                cwd=REPO_ROOT,
+                capture_output=True,
+                text=True,
+                timeout=20,
+                check=False,
+            ).stdout.strip()
         except (OSError, subprocess.SubprocessError):
             return ""
 
@@ -684,9 +784,12 @@ def build_site(
             )
         shutil.rmtree(out)
     out.mkdir(parents=True)
-    env = Environment(loader=FileSystemLoader(TEMPLATES),
-                      autoescape=select_autoescape(["html"]), trim_blocks=True,
-                      lstrip_blocks=True)
+    env = Environment(
+        loader=FileSystemLoader(TEMPLATES),
+        autoescape=select_autoescape(["html"]),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
     prov = provenance_info()
     known = load_known()
     names = method_names()
@@ -697,34 +800,47 @@ def build_site(
     for paper in all_papers:
         folder = generated / paper.key
         pub_counts = published_cells(paper.key)
-        summaries = [summarize(paper, a, generated, results_path, known)
-                     for a in paper.artifacts]
+        summaries = [
+            summarize(paper, a, generated, results_path, known) for a in paper.artifacts
+        ]
         pdir = out / paper.key
         if folder.exists():
             shutil.copytree(folder, pdir / "files")
         docs = _document_pages(paper, folder, summaries)
         for s in summaries:
             if s.page:
-                _write_artifact_page(env, out, paper, s, folder, names, docs, prov,
-                                     all_papers)
+                _write_artifact_page(
+                    env, out, paper, s, folder, names, docs, prov, all_papers
+                )
         for name, (src, title) in docs.items():
             link_map = _link_map(paper, folder, summaries, docs)
             html = render_document(src.read_text(), link_map)
             page = env.get_template("document.html").render(
-                title=title, paper=paper, body=html, prov=prov, root="../",
-                source=f"files/{src.name}", papers=all_papers)
+                title=title,
+                paper=paper,
+                body=html,
+                prov=prov,
+                root="../",
+                source=f"files/{src.name}",
+                papers=all_papers,
+            )
             (pdir / name).write_text(page)
         index_rows.append((paper, summaries, pub_counts))
     html = env.get_template("index.html").render(
-        rows=index_rows, prov=prov, root="", papers=all_papers,
+        rows=index_rows,
+        prov=prov,
+        root="",
+        papers=all_papers,
         results=str(results_path) if results_path else None,
-        bands=SE_BANDS)
+        bands=SE_BANDS,
+    )
     (out / "index.html").write_text(html)
     return out / "index.html"
 
 
-def _document_pages(paper: Paper, folder: Path, summaries: Sequence[ArtifactSummary]
-                    ) -> dict[str, tuple[Path, str]]:
+def _document_pages(
+    paper: Paper, folder: Path, summaries: Sequence[ArtifactSummary]
+) -> dict[str, tuple[Path, str]]:
     """Markdown files of a paper that are not an artifact's own notes: full pages."""
     if not folder.exists():
         return {}
@@ -734,24 +850,39 @@ def _document_pages(paper: Paper, folder: Path, summaries: Sequence[ArtifactSumm
         if md.name in own:
             continue
         first = md.read_text().splitlines()[:1]
-        title = first[0].lstrip("# ").strip() if first and first[0].startswith(
-            "#") else md.stem
+        title = (
+            first[0].lstrip("# ").strip()
+            if first and first[0].startswith("#")
+            else md.stem
+        )
         docs[f"{md.stem}.html"] = (md, title)
     return docs
 
 
-def _link_map(paper: Paper, folder: Path, summaries: Sequence[ArtifactSummary],
-              docs: dict[str, tuple[Path, str]]) -> dict[str, str]:
-    link_map = {f"{s.artifact.key}.md": f"{s.artifact.key}.html"
-                for s in summaries if s.page}
+def _link_map(
+    paper: Paper,
+    folder: Path,
+    summaries: Sequence[ArtifactSummary],
+    docs: dict[str, tuple[Path, str]],
+) -> dict[str, str]:
+    link_map = {
+        f"{s.artifact.key}.md": f"{s.artifact.key}.html" for s in summaries if s.page
+    }
     link_map.update({src.name: name for name, (src, _) in docs.items()})
     return link_map
 
 
-def _write_artifact_page(env, out: Path, paper: Paper, s: ArtifactSummary,
-                         folder: Path, names: dict[str, str],
-                         docs: dict[str, tuple[Path, str]], prov: dict[str, Any],
-                         all_papers: Sequence[Paper]) -> None:
+def _write_artifact_page(
+    env,
+    out: Path,
+    paper: Paper,
+    s: ArtifactSummary,
+    folder: Path,
+    names: dict[str, str],
+    docs: dict[str, tuple[Path, str]],
+    prov: dict[str, Any],
+    all_papers: Sequence[Paper],
+) -> None:
     art = s.artifact
     csv = folder / f"{art.key}.csv"
     footnotes: list[tuple[int, str, str]] = []
@@ -763,8 +894,9 @@ def _write_artifact_page(env, out: Path, paper: Paper, s: ArtifactSummary,
         scores_path = folder / f"{art.key}_scores.csv"
         scores = pd.read_csv(scores_path) if scores_path.exists() else None
         if suffix:
-            blocks = long_blocks(df, suffix, scores, f"files/{csv.name}", names,
-                                 footnotes)
+            blocks = long_blocks(
+                df, suffix, scores, f"files/{csv.name}", names, footnotes
+            )
         else:
             b = wide_block(df, f"files/{csv.name}")
             if b:
@@ -772,51 +904,84 @@ def _write_artifact_page(env, out: Path, paper: Paper, s: ArtifactSummary,
             else:
                 raw = side_table(csv, f"files/{csv.name}")
     used = {f"{art.key}_scores.csv"} if any(b.score_rows for b in blocks) else set()
-    sides = [side_table(folder / f, f"files/{f}") for f in art.side
-             if (folder / f).exists() and f not in used]
+    sides = [
+        side_table(folder / f, f"files/{f}")
+        for f in art.side
+        if (folder / f).exists() and f not in used
+    ]
     figures = [f"files/{f}" for f in art.figures if (folder / f).exists()]
-    pdfs = {f"files/{f}": f"files/{Path(f).with_suffix('.pdf').name}"
-            for f in art.figures if (folder / f).with_suffix(".pdf").exists()}
+    pdfs = {
+        f"files/{f}": f"files/{Path(f).with_suffix('.pdf').name}"
+        for f in art.figures
+        if (folder / f).with_suffix(".pdf").exists()
+    }
     md = folder / f"{art.key}.md"
     link_map = _link_map(paper, folder, [s], docs)
     notes = render_notes(md.read_text(), link_map) if md.exists() else ""
     known = load_known()
     kd = known[(known.paper == paper.key) & (known.artifact == art.key)]
-    other = [f.name for f in sorted(folder.iterdir())
-             if f.suffix in (".csv", ".tex", ".pdf", ".md")] if folder.exists() else []
+    other = (
+        [
+            f.name
+            for f in sorted(folder.iterdir())
+            if f.suffix in (".csv", ".tex", ".pdf", ".md")
+        ]
+        if folder.exists()
+        else []
+    )
     page = env.get_template("table.html").render(
-        paper=paper, s=s, blocks=blocks, raw=raw, sides=sides, figures=figures,
-        pdfs=pdfs, notes=notes, footnotes=footnotes, prov=prov, root="../",
-        n_listed=len(kd), files=other, papers=all_papers, bands=SE_BANDS,
-        docs=docs)
+        paper=paper,
+        s=s,
+        blocks=blocks,
+        raw=raw,
+        sides=sides,
+        figures=figures,
+        pdfs=pdfs,
+        notes=notes,
+        footnotes=footnotes,
+        prov=prov,
+        root="../",
+        n_listed=len(kd),
+        files=other,
+        papers=all_papers,
+        bands=SE_BANDS,
+        docs=docs,
+    )
     (out / paper.key / f"{art.key}.html").write_text(page)
 
 
 # ------------------------------------------------------------------ summary lines
 
 
-def summary_line(paper: str, artifact: str, seconds: float | None = None,
-                 generated: Path = GENERATED) -> str:
+def summary_line(
+    paper: str, artifact: str, seconds: float | None = None, generated: Path = GENERATED
+) -> str:
     """``mlsvm table1: 102/119 cells, within 2 SE 79 (77%), wall 144 s``."""
     desc = next((p for p in papers(generated) if p.key == paper), Paper(paper, paper))
-    art = next((a for a in desc.artifacts if a.key == artifact),
-               Artifact(artifact, artifact))
+    art = next(
+        (a for a in desc.artifacts if a.key == artifact), Artifact(artifact, artifact)
+    )
     s = summarize(desc, art, generated, None, load_known())
     wall = "" if seconds is None else f", wall {_fmt_seconds(seconds)}"
     if s.status == "not reproduced yet":
         return f"{paper} {artifact}: not reproduced yet{wall}"
     w2 = "no SE in table" if s.within2 is None else s.pct(s.within2)
-    return f"{paper} {artifact}: {s.cells}/{s.cells_total} cells, within 2 SE {w2}{wall}"
+    cells = f"{s.cells}/{s.cells_total} cells"
+    return f"{paper} {artifact}: {cells}, within 2 SE {w2}{wall}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m reports.site summary PAPER ARTIFACT [SECONDS]`` (make reproduce-all)."""
+    """``python -m reports.site summary PAPER ARTIFACT [SECONDS]`` (reproduce-all)."""
     args = list(sys.argv[1:] if argv is None else argv)
     if len(args) in (3, 4) and args[0] == "summary":
-        print(summary_line(args[1], args[2], float(args[3]) if len(args) == 4 else None))
+        seconds = float(args[3]) if len(args) == 4 else None
+        print(summary_line(args[1], args[2], seconds))
         return 0
-    print("usage: python -m reports.site summary PAPER ARTIFACT [SECONDS]; "
-          "build the site with `kml-report site`", file=sys.stderr)
+    print(
+        "usage: python -m reports.site summary PAPER ARTIFACT [SECONDS]; "
+        "build the site with `kml-report site`",
+        file=sys.stderr,
+    )
     return 2
 
 
