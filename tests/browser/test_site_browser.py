@@ -23,7 +23,7 @@ import pytest
 
 from reports import site
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 IN_CI = bool(os.environ.get("CI"))
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
