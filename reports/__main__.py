@@ -22,6 +22,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="kml-report",
         description="Rebuild a generated table or figure under reports/generated/.",
+        epilog="kml-report site [--out DIR]: build the report site (site/index.html).",
     )
     parser.add_argument("experiment", choices=sorted(REPORTS), help="experiment id")
     parser.add_argument(
