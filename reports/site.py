@@ -497,6 +497,8 @@ class ArtifactSummary:
     records: int = 0
     code_versions: list[str] = field(default_factory=list)
     page: str | None = None
+    # why cells have no reproduced number: short reason -> number of cells
+    gaps: dict[str, int] = field(default_factory=dict)
 
     def pct(self, k: int | None) -> str:
         if k is None or not self.with_se:
@@ -607,6 +609,13 @@ def summarize(
         cells = table_cells(pd.read_csv(csv))
         s.cells_total = sum(c.published is not None for c in cells) or len(cells)
         s.cells = sum(c.reproduced is not None for c in cells)
+        s.gaps = dict(
+            Counter(
+                (c.reason or "no record").split(":")[0]
+                for c in cells
+                if c.reproduced is None and c.published is not None
+            )
+        )
         se_cells = [c for c in cells if c.z is not None]
         s.with_se = len(se_cells)
         if se_cells:
