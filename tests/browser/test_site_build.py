@@ -52,3 +52,28 @@ def test_new_paper_folder_shows_up_without_a_descriptor(tmp_path) -> None:
     # papers with no generated folder are listed as such, with what is missing
     html = index.read_text()
     assert "not reproduced yet" in html and "reports/generated/arbf/table1.csv" in html
+
+
+def test_summary_lines_of_reproduce_all() -> None:
+    assert site.summary_line("mlsvm", "table1", 144) == (
+        "mlsvm table1: 102/119 cells, within 2 SE 79 (77%), wall 2.4 min"
+    )
+    line = site.summary_line("arbf", "table1")
+    if (site.GENERATED / "arbf" / "table1.csv").exists():
+        assert line.startswith("arbf table1: ") and " cells" in line
+    else:
+        assert line == "arbf table1: not reproduced yet"
+
+
+def test_reproduce_all_lists_real_targets_and_artifacts() -> None:
+    """Every paper:artifact:target of the Makefile's REPRODUCE_ALL exists."""
+    text = (site.REPO_ROOT / "Makefile").read_text().replace("\\\n", " ")
+    m = re.search(r"^REPRODUCE_ALL\s*:?=(.*)$", text, re.M)
+    assert m, "Makefile: no REPRODUCE_ALL"
+    items = [i.split(":") for i in m[1].split()]
+    assert items and all(len(i) == 3 for i in items), items
+    targets = site.make_targets()
+    known = {(p.key, a.key) for p in site.papers() for a in p.artifacts}
+    for paper, artifact, target in items:
+        assert target in targets, f"REPRODUCE_ALL: no make target {target}"
+        assert (paper, artifact) in known, f"REPRODUCE_ALL: no {paper} {artifact}"
