@@ -44,7 +44,11 @@ def test_new_paper_folder_shows_up_without_a_descriptor(tmp_path) -> None:
     assert [a.key for a in paper.artifacts] == ["table3"]
     s = site.summarize(paper, paper.artifacts[0], gen, None, site.load_known())
     assert (s.status, s.cells, s.cells_total, s.within2, s.unlisted) == (
-        "partial", 1, 2, 1, 0,
+        "partial",
+        1,
+        2,
+        1,
+        0,
     )
     index = site.build_site(tmp_path / "site", generated=gen)
     page = (index.parent / "newpaper" / "table3.html").read_text()

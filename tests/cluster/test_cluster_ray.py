@@ -79,9 +79,15 @@ def ray_head():
     log = open(Path(temp_dir) / "head.log", "w")  # noqa: SIM115
     head = subprocess.Popen(
         [
-            str(BIN / "ray"), "start", "--head", "--block",
-            "--node-ip-address=127.0.0.1", f"--port={port}", "--num-cpus=2",
-            "--include-dashboard=false", "--disable-usage-stats",
+            str(BIN / "ray"),
+            "start",
+            "--head",
+            "--block",
+            "--node-ip-address=127.0.0.1",
+            f"--port={port}",
+            "--num-cpus=2",
+            "--include-dashboard=false",
+            "--disable-usage-stats",
             f"--temp-dir={temp_dir}",
         ],
         stdout=log,
@@ -93,10 +99,14 @@ def ray_head():
         deadline = time.monotonic() + 120
         while True:
             assert head.poll() is None, (Path(temp_dir) / "head.log").read_text()
-            ok = subprocess.run(
-                [str(BIN / "ray"), "status", f"--address={address}"],
-                capture_output=True, timeout=60,
-            ).returncode == 0
+            ok = (
+                subprocess.run(
+                    [str(BIN / "ray"), "status", f"--address={address}"],
+                    capture_output=True,
+                    timeout=60,
+                ).returncode
+                == 0
+            )
             if ok:
                 break
             assert time.monotonic() < deadline, "the Ray head did not come up"
@@ -140,7 +150,10 @@ def test_killed_ray_worker_is_retried(ray_head, joblib_reference, tmp_path) -> N
     env = sweep_env(tmp_path, RAY_ADDRESS=ray_head["address"])
     sweep = subprocess.Popen(
         [str(BIN / "kml-run"), "-m", *ONE_JOB, "hydra/launcher=ray"],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     killed = None
     deadline = time.monotonic() + 300

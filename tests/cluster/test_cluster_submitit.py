@@ -52,9 +52,18 @@ def _launcher_config(name: str) -> dict:
     import yaml
 
     proc = subprocess.run(
-        [str(BIN / "kml-run"), *ONE_JOB, f"hydra/launcher={name}",
-         "--cfg", "hydra", "--package", "hydra.launcher"],
-        capture_output=True, text=True, timeout=120,
+        [
+            str(BIN / "kml-run"),
+            *ONE_JOB,
+            f"hydra/launcher={name}",
+            "--cfg",
+            "hydra",
+            "--package",
+            "hydra.launcher",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return yaml.safe_load(proc.stdout)
@@ -66,8 +75,17 @@ def test_slurm_and_submitit_local_share_the_job_settings() -> None:
     local = _launcher_config("submitit_local")
     assert slurm["_target_"].endswith("submitit_launcher.SlurmLauncher")
     assert local["_target_"].endswith("submitit_launcher.LocalLauncher")
-    shared = ("submitit_folder", "timeout_min", "cpus_per_task", "gpus_per_node",
-              "tasks_per_node", "mem_gb", "nodes", "name", "stderr_to_stdout")
+    shared = (
+        "submitit_folder",
+        "timeout_min",
+        "cpus_per_task",
+        "gpus_per_node",
+        "tasks_per_node",
+        "mem_gb",
+        "nodes",
+        "name",
+        "stderr_to_stdout",
+    )
     assert {k: slurm[k] for k in shared} == {k: local[k] for k in shared}
 
 
@@ -97,7 +115,10 @@ def test_killed_submitit_job_fails_loudly_then_resumes(
     env = sweep_env(tmp_path)
     sweep = subprocess.Popen(
         [str(BIN / "kml-run"), "-m", *ONE_JOB, "hydra/launcher=submitit_local"],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     killed = None
     deadline = time.monotonic() + 300

@@ -35,7 +35,10 @@ def test_two_workers_racing_on_one_cell(joblib_reference, tmp_path) -> None:
     procs = [
         subprocess.Popen(
             [str(BIN / "kml-run"), *ONE_JOB, f"hydra.run.dir={tmp_path}/run{i}"],
-            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
         )
         for i in range(2)
     ]
@@ -65,12 +68,12 @@ def test_concurrent_writes_are_atomic_for_readers(tmp_path) -> None:
     """Two processes rewrite one record 100 times each while it is read: every read
     is a whole record of one of them, and no temporary file is left behind."""
     ctx = mp.get_context("spawn")
-    writers = [ctx.Process(target=_writer, args=(str(tmp_path), 100, t))
-               for t in (1, 2)]
+    writers = [
+        ctx.Process(target=_writer, args=(str(tmp_path), 100, t)) for t in (1, 2)
+    ]
     for w in writers:
         w.start()
-    path = ResultStore(tmp_path).path("race", "cell", "m[kernel=k]",
-                                      "0123456789abcdef")
+    path = ResultStore(tmp_path).path("race", "cell", "m[kernel=k]", "0123456789abcdef")
     reads, deadline = 0, time.monotonic() + 120
     try:
         while any(w.is_alive() for w in writers):
