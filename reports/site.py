@@ -296,7 +296,13 @@ def _truthy(v: Any) -> bool:
 
 
 def is_long_format(df: pd.DataFrame) -> str | None:
-    """The value suffix of a long table (``reproduced_pct``/``published_pct``)."""
+    """The value suffix of a long table (``reproduced_pct``/``published_pct``).
+
+    A long table has one row per (block, dataset, method); any other layout is shown
+    as a wide table or as it is.
+    """
+    if not {"dataset", "method"} <= set(df.columns):
+        return None
     for c in df.columns:
         if c.startswith("reproduced_") and f"published_{c[11:]}" in df.columns:
             return c[11:]

@@ -81,3 +81,14 @@ def test_reproduce_all_lists_real_targets_and_artifacts() -> None:
     for paper, artifact, target in items:
         assert target in targets, f"REPRODUCE_ALL: no make target {target}"
         assert (paper, artifact) in known, f"REPRODUCE_ALL: no {paper} {artifact}"
+
+
+def test_unknown_table_layout_is_shown_as_it_is(tmp_path) -> None:
+    gen = tmp_path / "generated"
+    (gen / "other").mkdir(parents=True)
+    pd.DataFrame(
+        {"x": [1, 2], "reproduced_auc": [0.9, 0.8], "published_auc": [1, 1]}
+    ).to_csv(gen / "other" / "table1.csv", index=False)
+    index = site.build_site(tmp_path / "site", generated=gen)
+    page = (index.parent / "other" / "table1.html").read_text()
+    assert page.count('class="cell-row"') == 2
