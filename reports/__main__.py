@@ -18,9 +18,13 @@ REPORTS = {
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["site"]:  # the report site (reports/site.py)
+        return site_main(argv[1:])
     parser = argparse.ArgumentParser(
         prog="kml-report",
         description="Rebuild a generated table or figure under reports/generated/.",
+        epilog="kml-report site [--out DIR]: build the report site (site/index.html).",
     )
     parser.add_argument("experiment", choices=sorted(REPORTS), help="experiment id")
     parser.add_argument(
@@ -66,6 +70,25 @@ def main(argv: list[str] | None = None) -> int:
         print(f"kml-report {args.experiment}: error: {exc}", file=sys.stderr)
         return 2
     print(f"wrote {out}")
+    return 0
+
+
+def site_main(argv: list[str]) -> int:
+    from reports.site import DEFAULT_OUT, build_site
+
+    parser = argparse.ArgumentParser(
+        prog="kml-report site",
+        description="Build the static report site from reports/generated/.",
+    )
+    parser.add_argument("--out", default=str(DEFAULT_OUT), help="output folder")
+    parser.add_argument(
+        "--results",
+        default=os.environ.get("KML_RESULTS", "results"),
+        help="result store root, read for wall times when present",
+    )
+    args = parser.parse_args(argv)
+    index = build_site(args.out, results=args.results)
+    print(f"wrote {index}  (open it in a browser: file://{index})")
     return 0
 
 

@@ -1,0 +1,94 @@
+"""The report site's numbers against the committed reports (no browser needed)."""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+
+from reports import site
+
+
+def test_index_counts_match_the_generated_summary(tmp_path) -> None:
+    """Cells within 1 and 2 SE on the index equal the counts table1.md states."""
+    md = (site.GENERATED / "mlsvm" / "table1.md").read_text()
+    m = re.search(
+        r"all cells: (\d+) reproduced; within 1 SE: (\d+) .*; within 2 SE: (\d+)", md
+    )
+    assert m, "table1.md no longer states its summary line"
+    paper = next(p for p in site.papers() if p.key == "mlsvm")
+    art = next(a for a in paper.artifacts if a.key == "table1")
+    s = site.summarize(paper, art, site.GENERATED, None, site.load_known())
+    assert (s.cells, s.within1, s.within2) == tuple(int(g) for g in m.groups())
+    listed = site.load_known()
+    listed = listed[(listed.paper == "mlsvm") & (listed.artifact == "table1")]
+    assert sum(s.divergences.values()) == len(listed)
+    # every cell outside 2 SE is listed (the known-divergence test's rule)
+    assert s.unlisted == 0 and s.cells - s.within2 == len(listed)
+
+
+def test_new_paper_folder_shows_up_without_a_descriptor(tmp_path) -> None:
+    gen = tmp_path / "generated"
+    (gen / "newpaper").mkdir(parents=True)
+    pd.DataFrame(
+        {
+            "dataset": ["a", "b"],
+            "method": ["m", "m"],
+            "reproduced_pct": [10.0, None],
+            "published_pct": [11.0, 12.0],
+            "se_pct": [0.5, None],
+        }
+    ).to_csv(gen / "newpaper" / "table3.csv", index=False)
+    (gen / "newpaper" / "table3.md").write_text("# t\n\nProtocol: *x*.\n")
+    paper = next(p for p in site.papers(gen) if p.key == "newpaper")
+    assert [a.key for a in paper.artifacts] == ["table3"]
+    s = site.summarize(paper, paper.artifacts[0], gen, None, site.load_known())
+    assert (s.status, s.cells, s.cells_total, s.within2, s.unlisted) == (
+        "partial",
+        1,
+        2,
+        1,
+        0,
+    )
+    index = site.build_site(tmp_path / "site", generated=gen)
+    page = (index.parent / "newpaper" / "table3.html").read_text()
+    assert "10.00" in page and "Protocol: <em>x</em>." in page
+    # papers with no generated folder are listed as such, with what is missing
+    html = index.read_text()
+    assert "not reproduced yet" in html and "reports/generated/arbf/table1.csv" in html
+
+
+def test_summary_lines_of_reproduce_all() -> None:
+    assert site.summary_line("mlsvm", "table1", 144) == (
+        "mlsvm table1: 102/119 cells, within 2 SE 79 (77%), wall 2.4 min"
+    )
+    line = site.summary_line("arbf", "table1")
+    if (site.GENERATED / "arbf" / "table1.csv").exists():
+        assert line.startswith("arbf table1: ") and " cells" in line
+    else:
+        assert line == "arbf table1: not reproduced yet"
+
+
+def test_reproduce_all_lists_real_targets_and_artifacts() -> None:
+    """Every paper:artifact:target of the Makefile's REPRODUCE_ALL exists."""
+    text = (site.REPO_ROOT / "Makefile").read_text().replace("\\\n", " ")
+    m = re.search(r"^REPRODUCE_ALL\s*:?=(.*)$", text, re.M)
+    assert m, "Makefile: no REPRODUCE_ALL"
+    items = [i.split(":") for i in m[1].split()]
+    assert items and all(len(i) == 3 for i in items), items
+    targets = site.make_targets()
+    known = {(p.key, a.key) for p in site.papers() for a in p.artifacts}
+    for paper, artifact, target in items:
+        assert target in targets, f"REPRODUCE_ALL: no make target {target}"
+        assert (paper, artifact) in known, f"REPRODUCE_ALL: no {paper} {artifact}"
+
+
+def test_unknown_table_layout_is_shown_as_it_is(tmp_path) -> None:
+    gen = tmp_path / "generated"
+    (gen / "other").mkdir(parents=True)
+    pd.DataFrame(
+        {"x": [1, 2], "reproduced_auc": [0.9, 0.8], "published_auc": [1, 1]}
+    ).to_csv(gen / "other" / "table1.csv", index=False)
+    index = site.build_site(tmp_path / "site", generated=gen)
+    page = (index.parent / "other" / "table1.html").read_text()
+    assert page.count('class="cell-row"') == 2
