@@ -81,6 +81,22 @@ reproduce-wrbf reproduce-wrbf-table1: setup
 	$(BIN)/python -m reports wrbf_table1 && \
 	echo "reproduce-wrbf wall time: $$(( $$(date +%s) - start )) s"
 
+.PHONY: reproduce-lmnnmkl-table1 reproduce-lmnnmkl-table2
+# lmnnmkl: the four LMNN methods on the kernel bank, then 1-NN on the features
+reproduce-lmnnmkl-table1: setup
+	@start=$$(date +%s); \
+	$(BIN)/python -m runners.run experiment=lmnnmkl_table1 $(ARGS) && \
+	$(BIN)/python -m runners.run experiment=lmnnmkl_table1 method=knn1 kernel=none $(ARGS) && \
+	$(BIN)/python -m reports lmnnmkl_table1 && \
+	echo "reproduce-lmnnmkl-table1 wall time: $$(( $$(date +%s) - start )) s"
+
+reproduce-lmnnmkl-table2: setup
+	@start=$$(date +%s); \
+	$(BIN)/python -m runners.run experiment=lmnnmkl_table2 $(ARGS) && \
+	$(BIN)/python -m runners.run experiment=lmnnmkl_table2 method=knn1 kernel=none $(ARGS) && \
+	$(BIN)/python -m reports lmnnmkl_table2 && \
+	echo "reproduce-lmnnmkl-table2 wall time: $$(( $$(date +%s) - start )) s"
+
 reproduce-all: reproduce-table1 reproduce-mlsvm-table2 reproduce-wrbf
 
 clean-results:

@@ -12,6 +12,8 @@ REPORTS = {
     "mlsvm_table1_checks": "reports.mlsvm_checks:table1_checks",
     "mlsvm_table2": "reports.mlsvm:table2",
     "wrbf_table1": "reports.wrbf:table1",
+    "lmnnmkl_table1": "reports.lmnnmkl:table1",
+    "lmnnmkl_table2": "reports.lmnnmkl:table2",
 }
 
 
