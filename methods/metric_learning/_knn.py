@@ -39,8 +39,9 @@ class MetricKNN(ClassifierMixin, BaseEstimator):
     weights : {"uniform", "distance"}, default="uniform"
         Vote weight of a neighbour: 1, or the inverse of its (unsquared) distance;
         a neighbour at distance 0 then takes all the weight, as in scikit-learn.
-    score : {"vote", "margin"}, default="vote"
-        The ranking rule of ``decision_function``. ``"vote"``: the weighted
+    score_rule : {"vote", "margin"}, default="vote"
+        The ranking rule of ``decision_function`` (not named ``score``: that would
+        shadow :meth:`score`, which grid searches call). ``"vote"``: the weighted
         fraction of the ``k`` neighbours in each class (``predict_proba``; binary:
         that of ``classes_[1]``). ``"margin"``: minus the distance to the nearest
         training point of each class; binary: :math:`d(x, \text{nearest of }
@@ -61,7 +62,7 @@ class MetricKNN(ClassifierMixin, BaseEstimator):
         "metric_learner": [None, HasMethods(["fit", "transform"])],
         "n_neighbors": [Interval(Integral, 1, None, closed="left")],
         "weights": [StrOptions({"uniform", "distance"})],
-        "score": [StrOptions({"vote", "margin"})],
+        "score_rule": [StrOptions({"vote", "margin"})],
     }
 
     def __init__(
@@ -69,12 +70,12 @@ class MetricKNN(ClassifierMixin, BaseEstimator):
         metric_learner=None,
         n_neighbors: int = 1,
         weights: str = "uniform",
-        score: str = "vote",
+        score_rule: str = "vote",
     ):
         self.metric_learner = metric_learner
         self.n_neighbors = n_neighbors
         self.weights = weights
-        self.score = score
+        self.score_rule = score_rule
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -103,7 +104,7 @@ class MetricKNN(ClassifierMixin, BaseEstimator):
         if self.n_neighbors > X.shape[0]:
             raise ValueError(
                 f"MetricKNN with n_neighbors={self.n_neighbors} needs at least that "
-                f"many training samples; got {X.shape[0]}. Lower n_neighbors."
+                f"many training samples; got n_samples={X.shape[0]}. Lower n_neighbors."
             )
         if self.metric_learner is None:
             self.metric_learner_ = None
@@ -146,14 +147,15 @@ class MetricKNN(ClassifierMixin, BaseEstimator):
 
     def predict(self, X) -> np.ndarray:
         """The class with the largest vote (ties: the first in ``classes_``)."""
+        check_is_fitted(self, "embedding_")
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
 
     def decision_function(self, X) -> np.ndarray:
-        """Ranking score by the rule ``score``; shape (n,) for two classes.
+        """Ranking score by the rule ``score_rule``; shape (n,) for two classes.
 
         Larger means more likely ``classes_[1]`` (binary) or the column's class.
         """
-        if self.score == "vote":
+        if self.score_rule == "vote":
             S = self.predict_proba(X)
         else:
             D = _sq_dists(self._embed(X), self.embedding_)
@@ -164,5 +166,5 @@ class MetricKNN(ClassifierMixin, BaseEstimator):
                 ]
             )
         if len(self.classes_) == 2:
-            return S[:, 1] - S[:, 0] if self.score == "margin" else S[:, 1]
+            return S[:, 1] - S[:, 0] if self.score_rule == "margin" else S[:, 1]
         return S

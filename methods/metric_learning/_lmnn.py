@@ -49,10 +49,11 @@ def check_neighbor_classes(y: np.ndarray, n_neighbors: int, *, what: str = "LMNN
     Returns ``(classes, codes)`` as :func:`numpy.unique` with ``return_inverse``.
     """
     classes, codes, counts = np.unique(y, return_inverse=True, return_counts=True)
+    names = classes.tolist()
     if len(classes) < 2:
         raise ValueError(
             f"{what} needs at least 2 classes (it pushes other-class impostors away); "
-            f"got only class {classes[0]!r}. Fit it on data with several classes "
+            f"got only class {names[0]!r}. Fit it on data with several classes "
             "(check the fold: a stratified split keeps every class in it)."
         )
     small = counts < n_neighbors + 1
@@ -61,7 +62,7 @@ def check_neighbor_classes(y: np.ndarray, n_neighbors: int, *, what: str = "LMNN
         raise ValueError(
             f"{what} with n_neighbors={n_neighbors} needs n_neighbors + 1 = "
             f"{n_neighbors + 1} samples per class (each sample needs {n_neighbors} "
-            f"same-class target neighbours); class {classes[c]!r} has {counts[c]}. "
+            f"same-class target neighbours); class {names[c]!r} has {counts[c]}. "
             f"Lower n_neighbors to at most {int(counts.min()) - 1}, or drop or merge "
             "the class (stratified folds keep class sizes even)."
         )
@@ -119,6 +120,22 @@ def target_neighbors(
 
 
 _find_targets = target_neighbors  # LMNN.fit's argument shadows the public name
+
+
+def _row_space(X: np.ndarray) -> np.ndarray | None:
+    """Orthonormal basis (d, r) of the row space of X, or None if it is all of R^d.
+
+    Rank as :func:`numpy.linalg.matrix_rank`: singular values above
+    ``s_max * max(n, d) * eps``; the rest are round-off.
+    """
+    n, d = X.shape
+    if n > d:  # an (n, d) sample of more than d points rarely lacks a direction;
+        return None  # an SVD to find out would cost more than it saves
+    _, s, Vt = np.linalg.svd(X, full_matrices=False)
+    r = int(np.sum(s > s.max(initial=0.0) * max(n, d) * np.finfo(np.float64).eps))
+    if r == d:
+        return None
+    return Vt[: max(r, 1)].T
 
 
 def lmnn_loss(
@@ -195,10 +212,16 @@ class LMNN(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     :math:`x_i` in the input metric, fixed before learning.
 
     Solver: L-BFGS on :math:`L` (no eigendecomposition per step; PSD by
-    construction), with the hinge evaluated over a safe active set of impostor pairs
-    refreshed whenever a point moved beyond the set's radius -- exact, so
-    ``solver="dense"`` (every triplet at every evaluation) follows the same path and
-    serves as the reference. See :mod:`methods.metric_learning._lmnn_solver`.
+    construction), with the hinge evaluated over the impostor pairs that a
+    triangle-inequality bound from a reference point cannot rule out (the active
+    set) -- exact, so ``solver="dense"`` (every triplet at every evaluation) follows
+    the same path and serves as the reference. When X's row space is smaller than
+    R^d (d > n, low-rank kernels) and ``init="identity"``, it solves in that space,
+    which is the same path. See :mod:`methods.metric_learning._lmnn_solver`.
+
+    On a full-rank kernel map (n = d) the objective's infimum is about 0 (the n
+    points can be placed freely), so the learned metric depends on where the solver
+    stops: ``tol`` and ``max_iter`` act as regularizers there.
 
     Parameters
     ----------
@@ -228,7 +251,7 @@ class LMNN(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         stay 0 (the gradient in :math:`L` vanishes there).
     max_iter : int, default=1000
         L-BFGS iterations.
-    tol : float, default=1e-7
+    tol : float, default=1e-5
         Stop when an iteration lowers the objective by less than ``tol`` relative
         (L-BFGS-B ``ftol``).
     solver : {"active_set", "dense"}, default="active_set"
@@ -294,7 +317,7 @@ class LMNN(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         kernel_neighbors: str = "feature_space",
         init="identity",
         max_iter: int = 1000,
-        tol: float = 1e-7,
+        tol: float = 1e-5,
         solver: str = "active_set",
         verbose: bool = False,
     ):
@@ -380,9 +403,16 @@ class LMNN(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
                 raise ValueError(
                     "target_neighbors holds indices outside the training set."
                 )
-        L0 = self._initial_L(X.shape[1])
+        d = X.shape[1]
+        basis = _row_space(X) if isinstance(self.init, str) else None
+        if basis is not None:
+            # exact: from L0 = I every L-BFGS iterate is I + V (L_r - I) V^T with V
+            # spanning X's row space, so solve in those r coordinates
+            X_solve, L0 = X @ basis, np.eye(basis.shape[1])
+        else:
+            X_solve, L0 = X, self._initial_L(d)
         out = solve_lmnn(
-            X,
+            X_solve,
             tn,
             codes,
             L0,
@@ -393,7 +423,11 @@ class LMNN(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             active_set=self.solver == "active_set",
             verbose=bool(self.verbose),
         )
-        self.components_ = out.pop("L")
+        L = out.pop("L")
+        if basis is not None:
+            L = np.eye(d) + basis @ (L - np.eye(basis.shape[1])) @ basis.T
+        self.components_ = L
+        out["n_solver_features"] = X_solve.shape[1]
         self.objective_ = out["objective"]
         self.n_iter_ = out["n_iter"]
         self.converged_ = bool(out["converged"])

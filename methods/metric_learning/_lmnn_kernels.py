@@ -49,94 +49,70 @@ def dense_weights(D, tn, y, margin, gamma):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def candidate_pairs(D, tn, y, margin, rho):  # pragma: no cover - compiled
-    """Impostor pairs ``(i, l)`` that can be active while no point moves > ``rho``.
+def screened_loss(Z, R_ref, delta, tn, y, margin, gamma):  # pragma: no cover
+    r"""Objective and :math:`R = \mathrm{Lap}(W) Z`, skipping provably inactive pairs.
 
-    A point moving by at most ``rho`` changes every distance by at most ``2 rho``
-    (triangle inequality), so a pair with ``(r_ij + 2 rho)^2 + m <= (r_il - 2 rho)^2``
-    for the furthest target neighbour ``j`` of ``i`` (``r`` = unsquared distances at
-    the reference point) stays inactive for all of ``i``'s targets.
-    """
-    n, k = tn.shape
-    out_i = np.empty(n * 16, dtype=np.int64)
-    out_l = np.empty(n * 16, dtype=np.int64)
-    m = 0
-    for i in range(n):
-        rmax = 0.0
-        for jj in range(k):
-            r = np.sqrt(max(D[i, tn[i, jj]], 0.0))
-            if r > rmax:
-                rmax = r
-        reach = (rmax + 2.0 * rho) ** 2 + margin
-        yi = y[i]
-        for l in range(n):
-            if y[l] == yi:
-                continue
-            r_il = np.sqrt(max(D[i, l], 0.0)) - 2.0 * rho
-            if r_il <= 0.0 or r_il * r_il < reach:
-                if m == out_i.shape[0]:
-                    grow_i = np.empty(2 * m, dtype=np.int64)
-                    grow_l = np.empty(2 * m, dtype=np.int64)
-                    grow_i[:m] = out_i
-                    grow_l[:m] = out_l
-                    out_i = grow_i
-                    out_l = grow_l
-                out_i[m] = i
-                out_l[m] = l
-                m += 1
-    return out_i[:m], out_l[:m]
+    ``R_ref[i, l]`` is the (unsquared) distance of ``i`` and ``l`` at a reference
+    point and ``delta[p]`` how far point ``p`` moved since, so the current distance
+    is at least ``R_ref[i, l] - delta[i] - delta[l]`` (triangle inequality). If that
+    bound's square is >= ``margin + max_j D_ij`` (exact current target distances),
+    every triplet ``(i, j, l)`` is inactive and ``l`` is skipped without computing
+    its distance. Exact: the result equals :func:`dense_weights`'.
 
-
-@njit(cache=True)
-def active_set_loss(Z, tn, pair_i, pair_l, margin, gamma):  # pragma: no cover
-    r"""Objective and :math:`R = \mathrm{Lap}(W) Z` over a set of impostor pairs.
-
-    Only the pairs listed in ``(pair_i, pair_l)`` (sorted by ``i``) are examined;
-    the caller guarantees that every other triplet is inactive. The gradient in
-    :math:`L` is then :math:`2 R^T X`.
+    Returns ``(value, n_active, R, n_examined)``.
     """
     n, k = tn.shape
     d = Z.shape[1]
     R = np.zeros((n, d))
-    Dt = np.empty((n, k))
+    Dt = np.empty(k)
+    value = 0.0
+    n_active = 0
+    n_examined = 0
+    cnt = np.zeros(k)
     for i in range(n):
+        reach = 0.0
         for jj in range(k):
             j = tn[i, jj]
             s = 0.0
             for c in range(d):
                 t = Z[i, c] - Z[j, c]
                 s += t * t
-            Dt[i, jj] = s
-    value = (1.0 - gamma) * Dt.sum()
-    cnt = np.zeros((n, k))
-    n_active = 0
-    for p in range(pair_i.shape[0]):
-        i = pair_i[p]
-        l = pair_l[p]
-        s = 0.0
-        for c in range(d):
-            t = Z[i, c] - Z[l, c]
-            s += t * t
-        w = 0.0
-        for jj in range(k):
-            h = margin + Dt[i, jj] - s
-            if h > 0.0:
-                value += gamma * h
-                cnt[i, jj] += 1.0
-                w += gamma
-                n_active += 1
-        if w > 0.0:
-            # pair (i, l) enters the gradient with weight -w
+            Dt[jj] = s
+            cnt[jj] = 0.0
+            if s > reach:
+                reach = s
+            value += (1.0 - gamma) * s
+        reach += margin
+        yi = y[i]
+        for l in range(n):
+            if y[l] == yi:
+                continue
+            lb = R_ref[i, l] - delta[i] - delta[l]
+            if lb > 0.0 and lb * lb >= reach:
+                continue
+            n_examined += 1
+            s = 0.0
             for c in range(d):
-                t = w * (Z[i, c] - Z[l, c])
-                R[i, c] -= t
-                R[l, c] += t
-    for i in range(n):
+                t = Z[i, c] - Z[l, c]
+                s += t * t
+            w = 0.0
+            for jj in range(k):
+                h = margin + Dt[jj] - s
+                if h > 0.0:
+                    value += gamma * h
+                    cnt[jj] += 1.0
+                    w += gamma
+                    n_active += 1
+            if w > 0.0:
+                for c in range(d):
+                    t = w * (Z[i, c] - Z[l, c])
+                    R[i, c] -= t
+                    R[l, c] += t
         for jj in range(k):
             j = tn[i, jj]
-            w = (1.0 - gamma) + gamma * cnt[i, jj]
+            w = (1.0 - gamma) + gamma * cnt[jj]
             for c in range(d):
                 t = w * (Z[i, c] - Z[j, c])
                 R[i, c] += t
                 R[j, c] -= t
-    return value, n_active, R
+    return value, n_active, R, n_examined

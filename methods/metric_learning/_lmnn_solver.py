@@ -9,14 +9,15 @@ pylmnn and scikit-learn's NCA do) take far fewer steps than a subgradient method
 with step-size adaptation (W&S 2009 Sec. 5, metric-learn). Every PSD :math:`M` is
 some :math:`L^T L`, so the two problems have the same optimal value.
 
-Why the active set is exact. The hinge terms are evaluated only over impostor pairs
-``(i, l)`` found at a reference point ``Z_ref = X L_ref^T``: all pairs that could be
-active while no transformed point moves by more than ``rho`` (each distance then
-moves by at most ``2 rho``). An evaluation whose points moved further than ``rho``
-from the reference falls back to the full (dense) evaluation and refreshes the set.
-So every objective and gradient value the optimizer sees equals the dense one (up
-to summation order), and ``solver="active_set"`` follows the same path as
-``solver="dense"``; the set only saves the O(n^2 d) distance computations.
+Why the active set is exact. Each evaluation keeps a reference point ``Z_ref`` with
+its pairwise distances; a point that moved by ``delta_p`` since changes each of its
+distances by at most ``delta_p`` (triangle inequality), so an impostor ``l`` whose
+lower-bounded distance to ``i`` exceeds ``margin + max_j D_ij`` cannot be active for
+any target ``j`` of ``i`` and is skipped without computing its distance (an O(1)
+test instead of O(d)); every other pair is evaluated exactly. So every objective
+and gradient value the optimizer sees equals the dense one (up to summation order)
+and ``solver="active_set"`` follows the same path as ``solver="dense"``. The
+reference is renewed (one O(n^2 d) product) when the bound got loose.
 """
 
 from __future__ import annotations
@@ -26,11 +27,7 @@ import time
 import numpy as np
 import scipy.optimize
 
-from methods.metric_learning._lmnn_kernels import (
-    active_set_loss,
-    candidate_pairs,
-    dense_weights,
-)
+from methods.metric_learning._lmnn_kernels import dense_weights, screened_loss
 
 
 def _sq_dists(Z: np.ndarray) -> np.ndarray:
@@ -42,7 +39,14 @@ def _sq_dists(Z: np.ndarray) -> np.ndarray:
 
 
 class _Objective:
-    """Objective and gradient in ``L`` with the active-set bookkeeping."""
+    """Objective and gradient in ``L``; exact screening of inactive impostor pairs.
+
+    With ``use_active_set``, a reference point ``Z_ref`` and its pairwise distances
+    are kept; each evaluation skips the pairs that the triangle inequality proves
+    inactive (:func:`screened_loss`) and computes the rest exactly. The reference
+    is renewed when screening keeps 1.5 times more pairs than just after the last
+    renewal (the bound got loose), or every ``refresh_every`` evaluations.
+    """
 
     def __init__(self, X, tn, y, push_weight, margin, use_active_set):
         self.X = X
@@ -52,12 +56,14 @@ class _Objective:
         self.margin = float(margin)
         self.use_active_set = use_active_set
         self.Z_ref = None
-        self.rho = None
-        self.pairs = None
+        self.R_ref = None
+        self.examined_at_refresh = 0
         self.since_refresh = 0
+        self.refresh_every = 50
         self.n_evals = 0
         self.n_dense = 0
         self.n_active = 0
+        self.n_examined = 0
 
     def dense(self, Z):
         D = _sq_dists(Z)
@@ -65,17 +71,30 @@ class _Objective:
         S = W + W.T
         R = S.sum(axis=1)[:, None] * Z - S @ Z
         self.n_dense += 1
-        if self.use_active_set:
-            if self.rho is None:
-                r = np.sqrt(D[np.arange(len(Z))[:, None], self.tn])
-                self.rho = 0.25 * float(np.median(r)) + 1e-12
-            elif self.since_refresh < 3:
-                self.rho *= 2.0
-            elif self.since_refresh > 20:
-                self.rho *= 0.5
-            self.pairs = candidate_pairs(D, self.tn, self.y, self.margin, self.rho)
+        return value, n_active, R
+
+    def screened(self, Z):
+        stale = (
+            self.Z_ref is None
+            or self.since_refresh >= self.refresh_every
+            or self.n_examined > 1.5 * self.examined_at_refresh + len(Z)
+        )
+        if stale:
             self.Z_ref = Z.copy()
+            self.R_ref = np.sqrt(_sq_dists(Z))
+            delta = np.zeros(len(Z))
+            self.n_dense += 1  # a refresh costs about a dense evaluation
             self.since_refresh = 0
+        else:
+            step = Z - self.Z_ref
+            delta = np.sqrt(np.einsum("ij,ij->i", step, step))
+            self.since_refresh += 1
+        value, n_active, R, n_examined = screened_loss(
+            Z, self.R_ref, delta, self.tn, self.y, self.margin, self.gamma
+        )
+        self.n_examined = n_examined
+        if stale:
+            self.examined_at_refresh = n_examined
         return value, n_active, R
 
     def __call__(self, L_flat):
@@ -83,17 +102,8 @@ class _Objective:
         L = L_flat.reshape(-1, d)
         Z = self.X @ L.T
         self.n_evals += 1
-        if self.use_active_set and self.Z_ref is not None:
-            moved = np.sqrt(
-                np.max(np.einsum("ij,ij->i", Z - self.Z_ref, Z - self.Z_ref))
-            )
-            if moved <= self.rho:
-                self.since_refresh += 1
-                value, n_active, R = active_set_loss(
-                    Z, self.tn, self.pairs[0], self.pairs[1], self.margin, self.gamma
-                )
-            else:
-                value, n_active, R = self.dense(Z)
+        if self.use_active_set:
+            value, n_active, R = self.screened(Z)
         else:
             value, n_active, R = self.dense(Z)
         self.n_active = n_active
@@ -110,7 +120,7 @@ def solve_lmnn(
     push_weight: float = 0.5,
     margin: float = 1.0,
     max_iter: int = 1000,
-    tol: float = 1e-7,
+    tol: float = 1e-5,
     active_set: bool = True,
     verbose: bool = False,
 ) -> dict:

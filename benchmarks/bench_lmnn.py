@@ -1,0 +1,220 @@
+"""Benchmark: the project's LMNN against metric-learn 0.7's LMNN.
+
+Same data (standardized), same k = 5 and push weight 0.5 (metric-learn's
+``regularization`` is the pull weight, 1 - 0.5), identity start. Each method's metric
+is scored by the SAME objective (methods.metric_learning.lmnn_loss's formula, through
+the fast exact evaluator) on the training part, and by 1-NN accuracy on a stratified
+30% test part. Times are fit times with one BLAS thread, repeats interleaved.
+
+metric-learn is installed by this script into a throwaway venv (``--venv``, default
+/tmp/kml-bench-metric-learn) with the newest scikit-learn it accepts (<= 1.7); if that
+fails, the reference is this project's ``solver="dense"`` path (every triplet at
+every evaluation).
+
+Run:  nice -n 5 .venv/bin/python benchmarks/bench_lmnn.py [--repeats 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_var] = "1"
+
+import numpy as np  # noqa: E402
+from sklearn.datasets import (  # noqa: E402
+    load_breast_cancer,
+    load_wine,
+    make_classification,
+)
+from sklearn.model_selection import train_test_split  # noqa: E402
+from sklearn.neighbors import KNeighborsClassifier  # noqa: E402
+from sklearn.preprocessing import StandardScaler  # noqa: E402
+
+from methods.metric_learning import LMNN, target_neighbors  # noqa: E402
+from methods.metric_learning._lmnn_solver import _Objective  # noqa: E402
+
+K_NEIGHBORS = 5
+PUSH_WEIGHT = 0.5
+
+_REF_SCRIPT = r"""
+import sys, time, numpy as np
+from metric_learn import LMNN
+X = np.load(sys.argv[1]); y = np.load(sys.argv[2])
+lmnn = LMNN(n_neighbors=int(sys.argv[4]), regularization=1 - float(sys.argv[5]),
+            init="identity", max_iter=1000)
+t = time.perf_counter(); c = time.process_time(); lmnn.fit(X, y)
+c = time.process_time() - c; t = time.perf_counter() - t
+np.save(sys.argv[3], lmnn.components_)
+print(t, c, lmnn.n_iter_ if hasattr(lmnn, "n_iter_") else -1)
+"""
+
+
+def _datasets():
+    X, y = load_wine(return_X_y=True)
+    yield "wine", X, y
+    X, y = load_breast_cancer(return_X_y=True)
+    yield "wdbc", X, y
+    X, y = make_classification(
+        n_samples=2000,
+        n_features=50,
+        n_informative=10,
+        n_redundant=10,
+        n_classes=3,
+        n_clusters_per_class=2,
+        class_sep=1.0,
+        random_state=0,
+    )
+    yield "synthetic_2000x50", X, y
+
+
+def _install_reference(venv: Path) -> Path | None:
+    python = venv / "bin" / "python"
+    if python.exists():
+        ok = subprocess.run([python, "-c", "import metric_learn"], capture_output=True)
+        if ok.returncode == 0:
+            return python
+    try:
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        subprocess.run(
+            [
+                python,
+                "-m",
+                "pip",
+                "install",
+                "-q",
+                "metric-learn==0.7.0",
+                "scikit-learn<=1.7",
+            ],
+            check=True,
+        )
+        return python
+    except (subprocess.CalledProcessError, OSError) as err:
+        print(f"metric-learn could not be installed ({err}); using solver='dense'")
+        return None
+
+
+def _objective(X, y, tn, L) -> float:
+    return _Objective(X, tn, y, PUSH_WEIGHT, 1.0, False)(L.ravel())[0]
+
+
+def _accuracy(L, Xtr, ytr, Xte, yte) -> float:
+    knn = KNeighborsClassifier(1).fit(Xtr @ L.T, ytr)
+    return float(np.mean(knn.predict(Xte @ L.T) == yte))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--venv", type=Path, default=Path("/tmp/kml-bench-metric-learn")
+    )
+    args = parser.parse_args()
+    ref_python = _install_reference(args.venv)
+    ref_name = "metric-learn 0.7" if ref_python else "dense"
+    tmp = Path(tempfile.mkdtemp(prefix="bench_lmnn_"))
+    script = tmp / "ref.py"
+    script.write_text(_REF_SCRIPT)
+    # compile the numba loops outside the timings
+    LMNN(n_neighbors=2).fit(np.random.default_rng(0).normal(size=(20, 3)), [0, 1] * 10)
+
+    rows = []
+    for name, X, y in _datasets():
+        Xtr, Xte, ytr, yte = train_test_split(
+            X, y, test_size=0.3, stratify=y, random_state=0
+        )
+        scaler = StandardScaler().fit(Xtr)
+        Xtr, Xte = scaler.transform(Xtr), scaler.transform(Xte)
+        _, codes = np.unique(ytr, return_inverse=True)
+        tn = target_neighbors(Xtr, codes, K_NEIGHBORS)
+        np.save(tmp / "X.npy", Xtr)
+        np.save(tmp / "y.npy", ytr)
+        times = {"ours": [], "ref": []}
+        cpu = {"ours": [], "ref": []}
+        L_ours = L_ref = None
+        for _ in range(args.repeats):  # interleaved
+            t, c = time.perf_counter(), time.process_time()
+            ours = LMNN(n_neighbors=K_NEIGHBORS, push_weight=PUSH_WEIGHT).fit(Xtr, ytr)
+            times["ours"].append(time.perf_counter() - t)
+            cpu["ours"].append(time.process_time() - c)
+            L_ours = ours.components_
+            if ref_python:
+                out = subprocess.run(
+                    [
+                        ref_python,
+                        script,
+                        tmp / "X.npy",
+                        tmp / "y.npy",
+                        tmp / "L.npy",
+                        str(K_NEIGHBORS),
+                        str(PUSH_WEIGHT),
+                    ],
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                    env={**os.environ, "PYTHONWARNINGS": "ignore"},
+                )
+                times["ref"].append(float(out.stdout.split()[0]))
+                cpu["ref"].append(float(out.stdout.split()[1]))
+                L_ref = np.load(tmp / "L.npy")
+            else:
+                t, c = time.perf_counter(), time.process_time()
+                ref = LMNN(
+                    n_neighbors=K_NEIGHBORS, push_weight=PUSH_WEIGHT, solver="dense"
+                ).fit(Xtr, ytr)
+                times["ref"].append(time.perf_counter() - t)
+                cpu["ref"].append(time.process_time() - c)
+                L_ref = ref.components_
+        t_ours, t_ref = np.median(times["ours"]), np.median(times["ref"])
+        rows.append(
+            {
+                "dataset": name,
+                "n_train": Xtr.shape[0],
+                "d": Xtr.shape[1],
+                "t_ours": t_ours,
+                "t_ref": t_ref,
+                "speedup": t_ref / t_ours,
+                "cpu_ours": np.median(cpu["ours"]),
+                "cpu_ref": np.median(cpu["ref"]),
+                "cpu_speedup": np.median(cpu["ref"]) / np.median(cpu["ours"]),
+                "obj_ours": _objective(Xtr, codes, tn, L_ours),
+                "obj_ref": _objective(Xtr, codes, tn, L_ref),
+                "obj_identity": _objective(Xtr, codes, tn, np.eye(Xtr.shape[1])),
+                "acc1nn_ours": _accuracy(L_ours, Xtr, ytr, Xte, yte),
+                "acc1nn_ref": _accuracy(L_ref, Xtr, ytr, Xte, yte),
+                "acc1nn_euclid": _accuracy(np.eye(Xtr.shape[1]), Xtr, ytr, Xte, yte),
+                "iter_ours": ours.n_iter_,
+            }
+        )
+        r = rows[-1]
+        print(
+            f"{name:18s} n={r['n_train']:4d} d={r['d']:2d} | time ours {t_ours:7.3f}s "
+            f"{ref_name} {t_ref:7.3f}s ratio {r['speedup']:6.1f}x (cpu "
+            f"{r['cpu_ours']:.3f}s / {r['cpu_ref']:.3f}s = {r['cpu_speedup']:.1f}x) | "
+            f"objective ours "
+            f"{r['obj_ours']:10.4f} ref {r['obj_ref']:10.4f} (identity "
+            f"{r['obj_identity']:.4f}) | 1-NN acc ours {r['acc1nn_ours']:.3f} ref "
+            f"{r['acc1nn_ref']:.3f} euclid {r['acc1nn_euclid']:.3f}",
+            flush=True,
+        )
+    speedups = [r["speedup"] for r in rows]
+    cpu_speedups = [r["cpu_speedup"] for r in rows]
+    no_worse = all(r["obj_ours"] <= r["obj_ref"] * (1 + 1e-9) for r in rows)
+    print(
+        f"median speedup {np.median(speedups):.1f}x wall, "
+        f"{np.median(cpu_speedups):.1f}x cpu (target >= 5x); objective no worse "
+        f"than the reference on every set: {no_worse}; reference: {ref_name}; "
+        f"repeats {args.repeats}, one BLAS thread"
+    )
+    print(json.dumps(rows, default=float))
+
+
+if __name__ == "__main__":
+    main()

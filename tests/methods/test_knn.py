@@ -1,0 +1,63 @@
+"""MetricKNN: the kNN rule in a learned metric, against scikit-learn's kNN."""
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_iris, make_blobs
+from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_val_predict
+from sklearn.neighbors import KNeighborsClassifier
+
+from methods.metric_learning import LMNN, MetricKNN
+
+
+@pytest.mark.parametrize("k", [1, 3, 6])
+@pytest.mark.parametrize("weights", ["uniform", "distance"])
+def test_euclidean_knn_matches_sklearn(k, weights):
+    X, y = make_blobs(n_samples=80, centers=3, cluster_std=3.0, random_state=k)
+    Xt = X[:20] + 0.37
+    ours = MetricKNN(n_neighbors=k, weights=weights).fit(X, y)
+    ref = KNeighborsClassifier(n_neighbors=k, weights=weights).fit(X, y)
+    np.testing.assert_array_equal(ours.predict(Xt), ref.predict(Xt))
+    np.testing.assert_allclose(ours.predict_proba(Xt), ref.predict_proba(Xt))
+
+
+def test_knn_in_lmnn_space_matches_sklearn_on_transformed_data():
+    X, y = load_iris(return_X_y=True)
+    clf = MetricKNN(LMNN(n_neighbors=3), n_neighbors=3).fit(X, y)
+    lmnn = LMNN(n_neighbors=3).fit(X, y)
+    ref = KNeighborsClassifier(3).fit(lmnn.transform(X), y)
+    Xt = X[::7] + 0.05
+    np.testing.assert_array_equal(clf.predict(Xt), ref.predict(lmnn.transform(Xt)))
+    assert clf.metric_learner_ is not clf.metric_learner  # a fitted clone
+
+
+def test_precomputed_kernel_through_the_learner_slices_in_cv():
+    X, y = make_blobs(n_samples=60, centers=2, cluster_std=2.0, random_state=0)
+    K = X @ X.T
+    clf = MetricKNN(LMNN(n_neighbors=3, kernel="precomputed"))
+    assert clf.__sklearn_tags__().input_tags.pairwise
+    cv = StratifiedKFold(3, shuffle=True, random_state=0)
+    pred_k = cross_val_predict(clf, K, y, cv=cv)
+    pred_x = cross_val_predict(MetricKNN(LMNN(n_neighbors=3)), X, y, cv=cv)
+    # linear kernel map = raw features up to lmnnmkl Eq. 2; 1-NN agrees on most
+    assert np.mean(pred_k == pred_x) >= 0.9
+    grid = GridSearchCV(clf, {"n_neighbors": [1, 3]}, cv=cv).fit(K, y)
+    assert np.isfinite(grid.best_score_)
+    assert grid.predict(K[:5]).shape == (5,)
+
+
+def test_decision_function_rules():
+    X, y = make_blobs(n_samples=50, centers=2, cluster_std=4.0, random_state=1)
+    Xt = X[:15] + 0.5
+    vote = MetricKNN(n_neighbors=5, score_rule="vote").fit(X, y)
+    np.testing.assert_allclose(vote.decision_function(Xt), vote.predict_proba(Xt)[:, 1])
+    margin = MetricKNN(n_neighbors=1, score_rule="margin").fit(X, y)
+    s = margin.decision_function(Xt)
+    D = np.sqrt(((Xt[:, None] - X[None]) ** 2).sum(-1))
+    expected = D[:, y == 0].min(1) - D[:, y == 1].min(1)
+    np.testing.assert_allclose(s, expected)
+    np.testing.assert_array_equal(margin.predict(Xt), (s > 0).astype(int))
+
+
+def test_too_many_neighbors_raises():
+    with pytest.raises(ValueError, match="n_neighbors=5 needs at least"):
+        MetricKNN(n_neighbors=5).fit(np.zeros((3, 2)), [0, 1, 0])

@@ -1,0 +1,291 @@
+"""LMNN (methods.metric_learning): objective, gradient, solver, kernel map, errors.
+
+The fast objective (numba, dense and active-set paths) is checked against the dense
+reference ``lmnn_loss`` and finite differences; the active-set solver against the
+dense solver; the kernel-map LMNN with a linear kernel against LMNN on raw features
+(lmnnmkl Eq. 2); the optimum against an independent cvxopt SDP solve.
+"""
+
+import numpy as np
+import pytest
+from scipy.optimize import check_grad
+from sklearn.datasets import load_iris, make_blobs
+
+from methods.metric_learning import LMNN, lmnn_loss, target_neighbors
+from methods.metric_learning._lmnn_solver import _Objective
+
+
+def _problem(seed=0, n=36, d=4, centers=3):
+    X, y = make_blobs(
+        n_samples=n, n_features=d, centers=centers, cluster_std=2.5, random_state=seed
+    )
+    return X, y
+
+
+def _brute_force_value(M, X, y, tn, gamma, margin):
+    """The objective by explicit enumeration of (i, j, l), no shared code."""
+    value = 0.0
+    for i in range(len(X)):
+        for j in tn[i]:
+            dij = (X[i] - X[j]) @ M @ (X[i] - X[j])
+            value += (1 - gamma) * dij
+            for l in range(len(X)):
+                if y[l] != y[i]:
+                    dil = (X[i] - X[l]) @ M @ (X[i] - X[l])
+                    value += gamma * max(0.0, margin + dij - dil)
+    return value
+
+
+@pytest.mark.parametrize("gamma,margin", [(0.5, 1.0), (0.2, 3.0)])
+def test_reference_loss_value_and_gradient(gamma, margin):
+    X, y = _problem()
+    tn = target_neighbors(X, y, 3)
+    rng = np.random.default_rng(0)
+    B = rng.normal(size=(4, 4))
+    M = B.T @ B / 4
+    value, grad = lmnn_loss(M, X, y, tn, gamma, margin)
+    assert value == pytest.approx(_brute_force_value(M, X, y, tn, gamma, margin))
+
+    # finite differences in the d*d entries of M (piecewise linear: a random M is
+    # away from the kinks)
+    def f(m):
+        return lmnn_loss(m.reshape(4, 4), X, y, tn, gamma, margin)[0]
+
+    def g(m):
+        return lmnn_loss(m.reshape(4, 4), X, y, tn, gamma, margin)[1].ravel()
+
+    err = check_grad(f, g, M.ravel(), epsilon=1e-7)
+    assert err < 1e-4 * np.linalg.norm(g(M.ravel()))
+
+
+@pytest.mark.parametrize("active_set", [False, True])
+def test_fast_objective_matches_reference(active_set):
+    X, y = _problem(seed=1)
+    tn = target_neighbors(X, y, 3)
+    rng = np.random.default_rng(1)
+    fun = _Objective(X, tn, y, 0.5, 1.0, active_set)
+    L = np.eye(4)
+    for _ in range(4):
+        # small moves keep the active-set path in use after the first (dense) call
+        L = L + 0.02 * rng.normal(size=(4, 4))
+        value, grad = fun(L.ravel())
+        ref_value, ref_grad = lmnn_loss(L.T @ L, X, y, tn, 0.5, 1.0)
+        assert value == pytest.approx(ref_value, rel=1e-12)
+        # d f(L^T L) / dL = 2 L G
+        np.testing.assert_allclose(
+            grad.reshape(4, 4), 2 * L @ ref_grad, rtol=1e-10, atol=1e-10
+        )
+    if active_set:
+        assert fun.n_dense < fun.n_evals, "the active set was never used"
+        err = check_grad(
+            lambda v: fun(v)[0], lambda v: fun(v)[1], L.ravel(), epsilon=1e-7
+        )
+        assert err < 1e-4 * np.linalg.norm(fun(L.ravel())[1])
+
+
+def test_active_set_is_safe_after_large_moves():
+    """A move past the set's radius must fall back to the dense evaluation."""
+    X, y = _problem(seed=2)
+    tn = target_neighbors(X, y, 2)
+    fun = _Objective(X, tn, y, 0.5, 1.0, True)
+    fun(np.eye(4).ravel())
+    rng = np.random.default_rng(2)
+    for scale in [0.01, 0.3, 1.0, 3.0]:
+        L = np.eye(4) + scale * rng.normal(size=(4, 4))
+        value, _ = fun(L.ravel())
+        assert value == pytest.approx(lmnn_loss(L.T @ L, X, y, tn)[0], rel=1e-12)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_active_set_solver_reaches_dense_objective(seed):
+    X, y = _problem(seed=seed, n=45, d=5)
+    dense = LMNN(n_neighbors=3, solver="dense").fit(X, y)
+    fast = LMNN(n_neighbors=3, solver="active_set").fit(X, y)
+    assert fast.converged_ and dense.converged_
+    assert fast.objective_ == pytest.approx(dense.objective_, rel=1e-6)
+    assert fast.solver_info_["n_dense_evals"] < dense.solver_info_["n_dense_evals"]
+    # the reported objective is the reference objective at the returned metric
+    ref = lmnn_loss(fast.get_mahalanobis_matrix(), X, y, fast.target_neighbors_)[0]
+    assert fast.objective_ == pytest.approx(ref, rel=1e-10)
+
+
+def _cvxopt_lmnn(X, y, tn, gamma, margin):
+    """LMNN as an SDP in (M, xi), solved by cvxopt: the independent optimum."""
+    pytest.importorskip("cvxopt")
+    from cvxopt import matrix, solvers
+
+    n, d = X.shape
+    C = np.zeros((d, d))
+    rows = []
+    for i in range(n):
+        for j in tn[i]:
+            u = X[i] - X[j]
+            C += np.outer(u, u)
+            for l in np.flatnonzero(y != y[i]):
+                v = X[i] - X[l]
+                rows.append(np.outer(u, u) - np.outer(v, v))
+    T = len(rows)
+    nv = d * d + T  # vec(M) (symmetrized through the objective/constraints) + xi
+    c = np.concatenate([(1 - gamma) * C.ravel(), gamma * np.ones(T)])
+    # xi_t >= margin + <D_t, M>  ->  <D_t, M> - xi_t <= -margin ; -xi_t <= 0
+    G1 = np.zeros((2 * T, nv))
+    h1 = np.zeros(2 * T)
+    for t, Dt in enumerate(rows):
+        G1[t, : d * d] = Dt.ravel()
+        G1[t, d * d + t] = -1.0
+        h1[t] = -margin
+        G1[T + t, d * d + t] = -1.0
+    # M PSD: -M <= 0 in the SDP cone (column-major vec of a d x d block)
+    Gs = np.zeros((d * d, nv))
+    for a in range(d):
+        for b in range(d):
+            Gs[b * d + a, a * d + b] = -1.0
+    solvers.options.update(
+        {"show_progress": False, "abstol": 1e-10, "reltol": 1e-10, "feastol": 1e-10}
+    )
+    # symmetry: M_ab = M_ba as equalities
+    A = []
+    for a in range(d):
+        for b in range(a + 1, d):
+            r = np.zeros(nv)
+            r[a * d + b], r[b * d + a] = 1.0, -1.0
+            A.append(r)
+    sol = solvers.sdp(
+        matrix(c),
+        Gl=matrix(G1),
+        hl=matrix(h1),
+        Gs=[matrix(Gs)],
+        hs=[matrix(np.zeros((d, d)))],
+        A=matrix(np.array(A)),
+        b=matrix(np.zeros(len(A))),
+    )
+    assert sol["status"] == "optimal"
+    return float(sol["primal objective"])
+
+
+def test_optimum_matches_cvxopt_sdp():
+    X, y = _problem(seed=3, n=24, d=2, centers=2)
+    tn = target_neighbors(X, y, 2)
+    ref = _cvxopt_lmnn(X, y, tn, 0.5, 1.0)
+    fit = LMNN(n_neighbors=2, tol=1e-12, max_iter=5000).fit(X, y)
+    assert fit.objective_ >= ref * (1 - 1e-6)  # no solver beats the optimum
+    assert fit.objective_ == pytest.approx(ref, rel=1e-3)
+
+
+def test_metric_is_psd_and_transform_matches_metric():
+    X, y = load_iris(return_X_y=True)
+    rng = np.random.default_rng(0)
+    B = rng.normal(size=(4, 2))
+    M0 = B @ B.T + 0.1 * np.eye(4)  # warm start, ill-conditioned
+    for init in ["identity", M0]:
+        lmnn = LMNN(n_neighbors=3, init=init).fit(X, y)
+        M = lmnn.get_mahalanobis_matrix()
+        np.testing.assert_allclose(M, M.T)
+        w = np.linalg.eigvalsh(M)
+        assert w.min() >= -1e-12 * w.max()
+        Z = lmnn.transform(X[:5])
+        d01 = (X[0] - X[1]) @ M @ (X[0] - X[1])
+        assert np.sum((Z[0] - Z[1]) ** 2) == pytest.approx(d01)
+        start = lmnn_loss(
+            np.eye(4) if isinstance(init, str) else M0, X, y, lmnn.target_neighbors_
+        )[0]
+        assert lmnn.objective_ < start
+
+
+def test_warm_start_from_optimum_stays():
+    X, y = _problem(seed=4)
+    first = LMNN(n_neighbors=3).fit(X, y)
+    again = LMNN(n_neighbors=3, init=first.get_mahalanobis_matrix()).fit(X, y)
+    assert again.objective_ <= first.objective_ * (1 + 1e-9)
+
+
+def test_kernel_map_with_linear_kernel_equals_raw_features():
+    """lmnnmkl Eq. 2: d_A(K^i, K^j) = d_M(x_i, x_j) with M = X^T A X."""
+    X, y = _problem(seed=5, n=30, d=3)
+    K = X @ X.T
+    raw = LMNN(n_neighbors=3).fit(X, y)
+    kmap = LMNN(n_neighbors=3, kernel="precomputed").fit(K, y)
+    # feature-space target neighbours of a linear kernel are the raw ones
+    np.testing.assert_array_equal(kmap.target_neighbors_, raw.target_neighbors_)
+    A = kmap.get_mahalanobis_matrix()
+    M = X.T @ A @ X
+    # the reparametrization: same distances, same objective (exactly)
+    Zk = kmap.transform(K)
+    Dk = ((Zk[:, None] - Zk[None]) ** 2).sum(-1)
+    diff = X[:, None] - X[None]
+    np.testing.assert_allclose(
+        Dk, np.einsum("ija,ab,ijb->ij", diff, M, diff), rtol=1e-8, atol=1e-8 * Dk.max()
+    )
+    obj_as_M = lmnn_loss(M, X, y, raw.target_neighbors_)[0]
+    assert kmap.objective_ == pytest.approx(obj_as_M, rel=1e-9)
+    # both solve the same convex problem in M: same optimal objective
+    assert kmap.objective_ == pytest.approx(raw.objective_, rel=1e-3)
+    # test points: the kernel block k(x_t, X) maps like x_t does under M
+    Xt = X[:4] + 0.3
+    Zt = kmap.transform(Xt @ X.T)
+    dt = np.sum((Zt[0] - Zk[7]) ** 2)
+    assert dt == pytest.approx((Xt[0] - X[7]) @ M @ (Xt[0] - X[7]), rel=1e-8)
+
+
+def test_target_neighbors_are_same_class_nearest():
+    X, y = _problem(seed=6)
+    tn = target_neighbors(X, y, 3)
+    D = ((X[:, None] - X[None]) ** 2).sum(-1)
+    for i in range(len(X)):
+        same = np.flatnonzero((y == y[i]) & (np.arange(len(X)) != i))
+        expected = same[np.argsort(D[i, same], kind="stable")[:3]]
+        np.testing.assert_array_equal(tn[i], expected)
+        assert i not in tn[i]
+
+
+def test_fixed_target_neighbors_are_used():
+    X, y = _problem(seed=7)
+    tn = target_neighbors(X, y, 3)[:, ::-1].copy()
+    lmnn = LMNN(n_neighbors=3).fit(X, y, target_neighbors=tn)
+    np.testing.assert_array_equal(lmnn.target_neighbors_, tn)
+
+
+@pytest.mark.parametrize(
+    "y,match",
+    [
+        (
+            np.array([0] * 10 + [1] * 3),
+            r"class 1 has 3.*Lower n_neighbors to at most 2",
+        ),
+        (np.array([7] * 13), r"at least 2 classes.*only class 7"),
+    ],
+    ids=["class-too-small", "single-class"],
+)
+def test_bad_labels_raise_clear_errors(y, match):
+    X = np.random.default_rng(0).normal(size=(13, 3))
+    with pytest.raises(ValueError, match=match):
+        LMNN(n_neighbors=3).fit(X, y)
+
+
+def test_bad_init_and_kernel_shape_raise():
+    X, y = _problem(seed=8)
+    with pytest.raises(ValueError, match="not positive semi-definite"):
+        LMNN(init=-np.eye(4)).fit(X, y)
+    with pytest.raises(ValueError, match=r"\(4, 4\) matrix"):
+        LMNN(init=np.eye(3)).fit(X, y)
+    with pytest.raises(ValueError, match="square"):
+        LMNN(kernel="precomputed").fit(X, y)
+
+
+def test_row_space_reduction_is_exact():
+    """d > n: solving in X's row space gives the full-space solver's metric."""
+    from methods.metric_learning._lmnn_solver import solve_lmnn
+
+    rng = np.random.default_rng(9)
+    X, y = _problem(seed=9, n=24, d=3, centers=2)
+    X = np.hstack([X, X @ rng.normal(size=(3, 37))]) + 0.01 * rng.normal(size=(24, 40))
+    lmnn = LMNN(n_neighbors=3, tol=1e-9).fit(X, y)
+    assert lmnn.solver_info_["n_solver_features"] == 24
+    full = solve_lmnn(X, lmnn.target_neighbors_, y, np.eye(40), tol=1e-9)
+    assert lmnn.objective_ == pytest.approx(full["objective"], rel=1e-6)
+    Xt = rng.normal(size=(5, 40))
+    np.testing.assert_allclose(
+        lmnn.get_mahalanobis_matrix(), full["L"].T @ full["L"], atol=1e-6
+    )
+    Z, Zf = lmnn.transform(Xt), Xt @ full["L"].T
+    np.testing.assert_allclose(Z @ Z.T, Zf @ Zf.T, rtol=1e-5, atol=1e-6)
