@@ -6,10 +6,20 @@ metric-learning methods add their module and an export line below.
 
 from methods.metric_learning._knn import MetricKNN
 from methods.metric_learning._lmnn import LMNN, lmnn_loss, target_neighbors
+from methods.metric_learning._lmnn_mkl import (
+    LMNNMKLP,
+    NRLMNNMKL,
+    LMNNKernelSum,
+    LMNNSingleKernel,
+)
 
 __all__ = [
     "LMNN",
     "MetricKNN",
     "lmnn_loss",
     "target_neighbors",
+    "LMNNKernelSum",
+    "LMNNSingleKernel",
+    "NRLMNNMKL",
+    "LMNNMKLP",
 ]

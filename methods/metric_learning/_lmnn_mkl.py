@@ -36,13 +36,13 @@ from methods.metric_learning._kernel_weights import PStepProblem, weight_step
 
 
 def _lmnn(**params):
-    from methods.metric_learning._lmnn import LMNN
+    from methods.metric_learning import LMNN
 
     return LMNN(**params)
 
 
 def _metric_knn(learner):
-    from methods.metric_learning._knn import MetricKNN
+    from methods.metric_learning import MetricKNN
 
     return MetricKNN(metric_learner=learner, n_neighbors=1)
 
@@ -166,7 +166,8 @@ class _KernelBankLMNN(ClassifierMixin, BaseEstimator):
 
     def predict(self, X) -> np.ndarray:
         """1-NN labels of the test block ``X`` (n_test, n_train, n_kernels)."""
-        return self.knn_.predict(self._features(self._check_test(X)))
+        features = self._features(self._check_test(X))
+        return self.knn_.predict(features)
 
     def _record_solver(self, learner) -> None:
         for attr in ("objective_", "n_iter_", "converged_"):
@@ -180,10 +181,7 @@ class _KernelBankLMNN(ClassifierMixin, BaseEstimator):
 
 def fitted_learner(knn):
     """The fitted metric learner inside a :class:`MetricKNN`."""
-    for attr in ("metric_learner_", "learner_", "lmnn_"):
-        if hasattr(knn, attr):
-            return getattr(knn, attr)
-    raise AttributeError(f"{type(knn).__name__} exposes no fitted metric learner")
+    return knn.metric_learner_
 
 
 class LMNNKernelSum(_KernelBankLMNN):
@@ -379,8 +377,9 @@ class LMNNMKLP(_KernelBankLMNN):
 
     from ``A_0 = I`` and ``mu_0 = 1/m`` (Sec. 6), until the largest change of ``mu`` is
     below ``weight_tol`` and the relative change of LMNN's objective below ``tol``,
-    or ``max_iter`` rounds. The weight step at ``A`` uses the target neighbours of the
-    metric step that produced ``A`` (for ``A_0 = I``: those of ``K_mu0``).
+    or ``max_iter`` rounds. The target neighbours (S of eq. 18) are fixed before
+    learning: those of ``K_mu0`` in LMNN's input metric, passed to every metric step
+    and used by every weight step, so both steps lower the one objective of eq. 18.
 
     Parameters
     ----------
@@ -390,7 +389,8 @@ class LMNNMKLP(_KernelBankLMNN):
     max_iter : int, default=10
         Rounds of Algorithm 1 (Sec. 4.2: "most often converges in less than ten").
     tol : float, default=1e-3
-        Relative change of LMNN's objective that ends the alternation.
+        Change of LMNN's objective, relative to ``max(|objective|, margin)``, that
+        ends the alternation.
     weight_tol : float, default=1e-3
         Largest change of ``mu`` that ends the alternation.
     rank_tol : float, default=1e-6
@@ -466,15 +466,35 @@ class LMNNMKLP(_KernelBankLMNN):
     def _features(self, K):
         return np.tensordot(K, self.kernel_weights_, axes=([2], [0]))
 
+    def predict(self, X) -> np.ndarray:
+        """1-NN labels of the test block ``X`` (n_test, n_train, n_kernels)."""
+        K_mu = self._features(self._check_test(X))
+        return self.knn_.predict(self.metric_learner_.transform(K_mu))
+
+    def _initial_targets(self, K_mu: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """Target neighbours in LMNN's input metric on ``K_mu0`` (fixed, eq. 18's S)."""
+        from methods.metric_learning import target_neighbors
+
+        how = (self.lmnn_params or {}).get("kernel_neighbors", "feature_space")
+        if how == "feature_space":
+            d = np.diag(K_mu)
+            D = np.maximum(d[:, None] + d[None, :] - K_mu - K_mu.T, 0.0)
+            np.fill_diagonal(D, 0.0)
+            return target_neighbors(D, y, self.n_neighbors, metric="precomputed")
+        return target_neighbors(K_mu, y, self.n_neighbors)
+
     def _fit(self, K, y):
-        from methods.metric_learning._lmnn import target_neighbors
+        from methods.metric_learning import LMNN, MetricKNN
 
         n, _, m = K.shape
         mu = np.full(m, 1.0 / m)
         W = np.zeros((m, m))
         L = np.eye(n)  # A_0 = I
         init = "identity"
-        tn = target_neighbors(np.tensordot(K, mu, axes=([2], [0])), y, self.n_neighbors)
+        # S of eq. 18 is fixed before learning: the targets of K_mu0, kept for every
+        # round, so that Algorithm 1 alternates on one objective
+        tn = self._initial_targets(np.tensordot(K, mu, axes=([2], [0])), y)
+        self.target_neighbors_ = tn
         self.weight_path_, self.w_path_, self.objective_path_ = [], [], []
         self.rank_one_ = True
         prev_obj = None
@@ -505,26 +525,25 @@ class LMNNMKLP(_KernelBankLMNN):
                 new_mu = mu
             self.weight_path_.append(new_mu)
             self.kernel_weights_ = new_mu
-            lmnn = _lmnn(**{**self._lmnn_params("precomputed"), "init": init})
-            self.knn_ = _metric_knn(lmnn).fit(self._features(K), y)
-            learner = fitted_learner(self.knn_)
-            init = learner.get_mahalanobis_matrix()
-            L = learner.components_
-            tn = learner.target_neighbors_
-            obj = float(learner.objective_)
+            K_mu = self._features(K)
+            lmnn = LMNN(**{**self._lmnn_params("precomputed"), "init": init})
+            lmnn.fit(K_mu, y, target_neighbors=tn)
+            self.metric_learner_ = lmnn
+            init = lmnn.get_mahalanobis_matrix()
+            L = lmnn.components_
+            obj = float(lmnn.objective_)
             self.objective_path_.append(obj)
             change = float(np.max(np.abs(new_mu - mu)))
             mu = new_mu
-            if prev_obj is not None and (
-                change <= self.weight_tol
-                and abs(obj - prev_obj) <= self.tol * max(abs(prev_obj), 1e-12)
+            if m == 1 or (
+                prev_obj is not None
+                and change <= self.weight_tol
+                and abs(obj - prev_obj) <= self.tol * max(abs(prev_obj), self.margin)
             ):
                 self.converged_ = True
                 break
-            if m == 1:
-                self.converged_ = True
-                break
             prev_obj = obj
+        self.knn_ = MetricKNN(n_neighbors=1).fit(lmnn.transform(K_mu), y)
         self.objective_ = obj
         self.n_iter_ = it
-        self.lmnn_converged_ = getattr(learner, "converged_", None)
+        self.lmnn_converged_ = bool(lmnn.converged_)
