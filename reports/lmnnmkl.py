@@ -65,7 +65,7 @@ PROTOCOL_NOTES = {
         "Sec. 2).",
         "LMNN-MKL_P: W carried from one weight step to the next (W_0 = 0); eq. 17 "
         "holds when sum_{i>=2} lambda_i(P) <= `rank_tol` tr(P) (1e-6); each eq. 15 "
-        "solved to a relative gap `p_tol` (1e-5); at most `max_iter` rounds of "
+        "solved to a relative gap `p_tol` (1e-4); at most `max_iter` rounds of "
         "Algorithm 1; the weight step at A uses the target neighbours of the LMNN "
         "that produced A.",
         "McNemar: continuity-corrected chi-square on the pooled test predictions "
