@@ -264,3 +264,15 @@ def test_view_kernel_stack_sigma0_is_the_mean_pairwise_distance():
         )
     with pytest.raises(ValueError, match="a view bank applies only"):
         view_kernel_stack(X, (2, 2))
+
+
+def test_p_step_objective_at_rank_one_is_lmnn_loss_on_k_mu():
+    """f(mu mu^T) of eq. 15 (w = 0) = LMNN's eq. 18 on K_mu with M = A (eq. 5, 7)."""
+    from methods.metric_learning import lmnn_loss
+
+    K, A, L, y, tn = _toy(seed=3)
+    prob = PStepProblem.from_metric(K, L, y, tn, push_weight=0.5)
+    mu = np.array([0.5, 0.2, 0.3])
+    K_mu = K @ mu
+    value, _ = lmnn_loss(A, K_mu, y, tn, push_weight=0.5)
+    assert prob.objective(np.outer(mu, mu)) == pytest.approx(value, rel=1e-10)
