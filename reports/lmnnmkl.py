@@ -137,7 +137,7 @@ def build_cells(
         unavailable = _unavailable_reason(reg)
         for m, p in block.iterrows():
             r = recs.get((dname, m))
-            status = r["status"] if r else ("unavailable" if unavailable else "missing")
+            status = r["status"] if r else ("unavailable" if unavailable else "not run")
             reason = (r or {}).get("reason", "") or (unavailable or "")
             if unavailable and status != "ok":
                 status, reason = "unavailable", f"no public copy: {unavailable}"
