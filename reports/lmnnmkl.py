@@ -224,7 +224,8 @@ def _ours_text(c: pd.Series) -> str:
         return "n/a" if c.status == "unavailable" else c.status
     marks = "".join(c[f"vs_{r}"] for r in AGAINST)
     score = "" if pd.isna(c.mcnemar_score) else f" ({c.mcnemar_score:.1f})"
-    return f"{c.accuracy_pct:.2f}{_mark(c)}{(' ' + marks) if marks else ''}{score}"
+    nc = "°" if c.get("converged") is False or c.get("converged") == 0 else ""
+    return f"{c.accuracy_pct:.2f}{_mark(c)}{nc}{(' ' + marks) if marks else ''}{score}"
 
 
 def _pub_text(c: pd.Series) -> str:
@@ -344,7 +345,8 @@ def write_report(cells: pd.DataFrame, weights: pd.DataFrame, artifact: str) -> P
         "(NR-LMNN-MKL and LMNN-MKL_P only; + win, - loss, = no significant "
         "difference), the per-dataset McNemar score in parentheses. Paper cells add "
         "the binomial SE of the published accuracy. † outside 2 SE; ‡ outside and "
-        "listed in reports/known_divergences.csv. n/a: no public copy of the data.",
+        "listed in reports/known_divergences.csv. ° a solver stopped at its iteration "
+        "cap in some fold. n/a: no public copy of the data.",
         "",
         markdown_table(header, rows),
         "",
