@@ -14,6 +14,8 @@ REPORTS = {
     "wrbf_table1": "reports.wrbf:table1",
     "kdml": "reports.kdml:kdml",
     "kdml_reduced": "reports.kdml:kdml_reduced",
+    "lmnnmkl_table1": "reports.lmnnmkl:table1",
+    "lmnnmkl_table2": "reports.lmnnmkl:table2",
 }
 
 

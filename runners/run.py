@@ -167,6 +167,7 @@ def build_input(
     - otherwise: the Gram matrix of the kernel, computed once for all folds.
     """
     from methods.kernels import bank_specs, kernel_stack, pairwise_kernel
+    from methods.metric_learning._view_kernels import VIEW_BANKS, view_kernel_stack
 
     cls = type(estimator)
     supported = feature_space_kernels(cls)
@@ -182,7 +183,10 @@ def build_input(
             )
         estimator.set_params(kernel=kcfg["kernel"])
         return estimator, X
-    if kcfg.get("bank"):
+    if kcfg.get("bank") in VIEW_BANKS:  # lmnnmkl Sec. 6.2: one kernel per source
+        K = view_kernel_stack(X, VIEW_BANKS[kcfg["bank"]])
+        grams = [K[:, :, k] for k in range(K.shape[2])]
+    elif kcfg.get("bank"):
         K = kernel_stack(X, None, bank_specs(kcfg["bank"], kcfg["normalize"]))
         grams = [K[:, :, k] for k in range(K.shape[2])]
     else:

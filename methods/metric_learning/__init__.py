@@ -9,6 +9,12 @@ from methods.metric_learning._kdml import KDMLFixedKernel, KDMLParamKernel
 from methods.metric_learning._klmnn import KLMNN, KPCAMap
 from methods.metric_learning._knn import MetricKNN
 from methods.metric_learning._lmnn import LMNN, lmnn_loss, target_neighbors
+from methods.metric_learning._lmnn_mkl import (
+    LMNNMKLP,
+    NRLMNNMKL,
+    LMNNKernelSum,
+    LMNNSingleKernel,
+)
 
 __all__ = [
     "LMNN",
@@ -20,4 +26,8 @@ __all__ = [
     "KDMLParamKernel",
     "KLMNN",
     "KPCAMap",
+    "LMNNKernelSum",
+    "LMNNSingleKernel",
+    "NRLMNNMKL",
+    "LMNNMKLP",
 ]

@@ -1,0 +1,549 @@
+r"""LMNN with multiple kernels (lmnnmkl): LMNN_H, LMNN-MKL_CV, NR-LMNN-MKL, LMNN-MKL_P.
+
+Every estimator takes a kernel bank as a precomputed stack (lmnnmkl Sec. 6): fit on
+the training block ``K`` of shape ``(n, n, m)``, predict on the test block
+``(n_test, n, m)``; a 2-D Gram matrix is a bank of one kernel. Each kernel of the
+bank is normalized by the mean of its *training* diagonal (``normalize="mean_diag"``,
+Sec. 6: "Each basic kernel K_k was normalized by the average of its diag(K_k)"); the
+test block is divided by the same training mean. The learned metric works on the
+empirical kernel map of eq. 2 (the rows of the kernel matrix, ``A`` is n x n) and
+classifies with 1-NN (Sec. 6: "After learning the metric and the multiple kernel
+combination we used 1-NN for classification"), through the project's one LMNN and
+:class:`MetricKNN`.
+
+- :class:`LMNNKernelSum` (LMNN_H): LMNN on the unweighted sum of the kernels, the
+  feature space H of Sec. 2 (all ``mu_l = 1``).
+- :class:`LMNNSingleKernel` (LMNN-MKL_CV): LMNN on one kernel of the bank; the
+  harness picks ``kernel_index`` by 2-fold inner CV (Sec. 6).
+- :class:`NRLMNNMKL` (NR-LMNN-MKL, eq. 13-14): LMNN on the concatenated kernel-map
+  columns ``Phi_Z(x) = (K^x_1, ..., K^x_m)`` of a few kernels, a full ``mn x mn`` A''.
+- :class:`LMNNMKLP` (LMNN-MKL_P, eq. 15-18 and Algorithm 1): alternates the weight
+  step of eq. 15-17 (:mod:`methods.metric_learning._kernel_weights`) and LMNN on
+  ``K_mu`` warm-started from the previous ``A``.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from methods.metric_learning._kernel_weights import PStepProblem, weight_step
+
+
+def _lmnn(**params):
+    from methods.metric_learning import LMNN
+
+    return LMNN(**params)
+
+
+def _metric_knn(learner):
+    from methods.metric_learning import MetricKNN
+
+    return MetricKNN(metric_learner=learner, n_neighbors=1)
+
+
+class _KernelBankLMNN(ClassifierMixin, BaseEstimator):
+    """What the estimators share: the stack, its normalization, checks, 1-NN.
+
+    Hooks a subclass writes: ``paper_name``; ``_fit(K, y)`` on the normalized
+    training stack, setting ``knn_`` (a fitted :class:`MetricKNN`); and
+    ``_features(K)`` mapping a normalized stack (training or test block) to the input
+    of ``knn_``.
+    """
+
+    paper_name: str = ""
+
+    _parameter_constraints: dict = {
+        "kernel": [StrOptions({"precomputed"})],
+        "normalize": [StrOptions({"mean_diag"}), None],
+        "n_neighbors": [Interval(Integral, 1, None, closed="left")],
+        "push_weight": [Interval(Real, 0, 1, closed="both")],
+        "margin": [Interval(Real, 0, None, closed="neither")],
+        "check_psd": ["boolean"],
+        "lmnn_params": [dict, None],
+    }
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = True
+        return tags
+
+    def _lmnn_params(self, kernel):
+        params = dict(
+            n_neighbors=self.n_neighbors,
+            push_weight=self.push_weight,
+            margin=self.margin,
+            kernel=kernel,
+        )
+        params.update(self.lmnn_params or {})
+        return params
+
+    def _normalized(self, K: np.ndarray) -> np.ndarray:
+        return K if self.kernel_scales_ is None else K / self.kernel_scales_
+
+    def fit(self, X, y):
+        """Fit on the training stack ``X`` of shape (n, n, m) (or a Gram (n, n)).
+
+        Parameters
+        ----------
+        X : ndarray of shape (n_samples, n_samples, n_kernels) or (n, n)
+            Unnormalized training kernels.
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        name = self.paper_name or type(self).__name__
+        X, y = validate_data(self, X, y, allow_nd=True, dtype=np.float64)
+        K = X[:, :, None] if X.ndim == 2 else X
+        if K.ndim != 3 or K.shape[0] != K.shape[1]:
+            raise ValueError(
+                f"{name} takes a precomputed kernel stack of shape (n, n, n_kernels) "
+                f"or a Gram matrix (n, n); got shape {X.shape}. Pass the training "
+                "block of every kernel (methods.kernels.kernel_stack)."
+            )
+        check_classification_targets(y)
+        self.classes_, counts = np.unique(y, return_counts=True)
+        if len(self.classes_) < 2:
+            raise ValueError(
+                f"{name} needs samples of at least 2 classes; y has only one class "
+                f"({self.classes_[0]!r}). Use a stratified split."
+            )
+        if counts.min() < self.n_neighbors + 1:
+            c = self.classes_[int(np.argmin(counts))]
+            raise ValueError(
+                f"{name} needs {self.n_neighbors + 1} training samples per class "
+                f"(n_neighbors={self.n_neighbors} target neighbours plus the point); "
+                f"class {c!r} has {counts.min()}. Lower n_neighbors or use fewer "
+                "folds."
+            )
+        self.n_kernels_ = K.shape[2]
+        self.kernel_scales_ = None
+        if self.normalize == "mean_diag":
+            scales = np.mean(np.diagonal(K, axis1=0, axis2=1), axis=1)
+            if np.any(scales <= 0):
+                bad = int(np.flatnonzero(scales <= 0)[0])
+                raise ValueError(
+                    f"kernel {bad} of the stack has mean diagonal {scales[bad]:.3g} "
+                    "<= 0 on the training block; normalize='mean_diag' needs a "
+                    "positive one. Check the kernel or pass normalize=None."
+                )
+            self.kernel_scales_ = scales
+        K = self._normalized(K)
+        if self.check_psd:
+            from methods._base import check_psd_kernel
+
+            for k in self._used_kernels():
+                check_psd_kernel(
+                    K[:, :, k],
+                    what=f"training kernel {k} of the stack (after normalize="
+                    f"{self.normalize!r})",
+                )
+        self._fit(K, y)
+        return self
+
+    def _used_kernels(self) -> list[int]:
+        return list(range(self.n_kernels_))
+
+    def _check_test(self, X) -> np.ndarray:
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, allow_nd=True, dtype=np.float64)
+        K = X[:, :, None] if X.ndim == 2 else X
+        if K.ndim != 3 or K.shape[2] != self.n_kernels_:
+            raise ValueError(
+                f"the test block must have shape (n_test, {self.n_features_in_}, "
+                f"{self.n_kernels_}) (test rows x training columns x kernels); got "
+                f"{X.shape}."
+            )
+        return self._normalized(K)
+
+    def predict(self, X) -> np.ndarray:
+        """1-NN labels of the test block ``X`` (n_test, n_train, n_kernels)."""
+        features = self._features(self._check_test(X))
+        return self.knn_.predict(features)
+
+    def _record_solver(self, learner) -> None:
+        for attr in ("objective_", "n_iter_", "converged_"):
+            if hasattr(learner, attr):
+                setattr(self, attr, getattr(learner, attr))
+
+    def _fit_knn(self, features: np.ndarray, y: np.ndarray, kernel) -> None:
+        self.knn_ = _metric_knn(_lmnn(**self._lmnn_params(kernel))).fit(features, y)
+        self._record_solver(fitted_learner(self.knn_))
+
+
+def fitted_learner(knn):
+    """The fitted metric learner inside a :class:`MetricKNN`."""
+    return knn.metric_learner_
+
+
+class LMNNKernelSum(_KernelBankLMNN):
+    """LMNN_H (lmnnmkl Sec. 6): LMNN on the unweighted sum of the bank's kernels.
+
+    The sum ``K_H = sum_l K_l`` is the kernel of the feature space H of Sec. 2 (the
+    unweighted concatenation, all ``mu_l = 1`` in eq. 4); LMNN learns ``A`` on its
+    kernel map (eq. 2) and 1-NN classifies.
+
+    Parameters
+    ----------
+    kernel : {"precomputed"}
+        Input is a kernel stack (n, n, m) or a Gram matrix (n, n).
+    normalize : {"mean_diag"} or None, default="mean_diag"
+        Divide each kernel by the mean of its training diagonal (Sec. 6).
+    n_neighbors : int, default=5
+        LMNN's k target neighbours (Sec. 6: 5).
+    push_weight : float, default=0.5
+        LMNN's gamma of eq. 18 (Sec. 6: 0.5).
+    margin : float, default=1.0
+    check_psd : bool, default=True
+        Refuse a training kernel that is not PSD after normalization.
+    lmnn_params : dict, default=None
+        Further arguments of LMNN (e.g. ``max_iter``).
+    """
+
+    paper_name = "LMNN_H"
+
+    def __init__(
+        self,
+        *,
+        kernel="precomputed",
+        normalize="mean_diag",
+        n_neighbors=5,
+        push_weight=0.5,
+        margin=1.0,
+        check_psd=True,
+        lmnn_params=None,
+    ):
+        self.kernel = kernel
+        self.normalize = normalize
+        self.n_neighbors = n_neighbors
+        self.push_weight = push_weight
+        self.margin = margin
+        self.check_psd = check_psd
+        self.lmnn_params = lmnn_params
+
+    def _features(self, K):
+        return K.sum(axis=2)
+
+    def _fit(self, K, y):
+        self._fit_knn(self._features(K), y, "precomputed")
+
+
+class LMNNSingleKernel(_KernelBankLMNN):
+    """LMNN on one kernel of the bank: LMNN-MKL_CV once ``kernel_index`` is chosen.
+
+    lmnnmkl Sec. 6: "a kernel is selected from a set of kernels using 2-fold inner
+    cross-validation (CV)". The harness searches ``kernel_index`` over the bank with
+    the protocol's inner folds (conf/method/lmnn_mkl_cv.yaml); outside it, wrap this
+    estimator in ``GridSearchCV(..., {"kernel_index": range(m)}, cv=2)``.
+
+    Parameters
+    ----------
+    kernel_index : int, default=0
+        The member of the stack LMNN uses.
+    kernel, normalize, n_neighbors, push_weight, margin, check_psd, lmnn_params
+        As :class:`LMNNKernelSum`.
+    """
+
+    paper_name = "LMNN-MKL_CV"
+
+    _parameter_constraints = {
+        **_KernelBankLMNN._parameter_constraints,
+        "kernel_index": [Interval(Integral, 0, None, closed="left")],
+    }
+
+    def __init__(
+        self,
+        *,
+        kernel_index=0,
+        kernel="precomputed",
+        normalize="mean_diag",
+        n_neighbors=5,
+        push_weight=0.5,
+        margin=1.0,
+        check_psd=True,
+        lmnn_params=None,
+    ):
+        self.kernel_index = kernel_index
+        self.kernel = kernel
+        self.normalize = normalize
+        self.n_neighbors = n_neighbors
+        self.push_weight = push_weight
+        self.margin = margin
+        self.check_psd = check_psd
+        self.lmnn_params = lmnn_params
+
+    def _used_kernels(self):
+        if self.kernel_index >= self.n_kernels_:
+            raise ValueError(
+                f"kernel_index={self.kernel_index} but the stack has "
+                f"{self.n_kernels_} kernels; use 0..{self.n_kernels_ - 1}."
+            )
+        return [self.kernel_index]
+
+    def _features(self, K):
+        return K[:, :, self.kernel_index]
+
+    def _fit(self, K, y):
+        w = np.zeros(self.n_kernels_)
+        w[self.kernel_index] = 1.0
+        self.kernel_weights_ = w
+        self._fit_knn(self._features(K), y, "precomputed")
+
+
+class NRLMNNMKL(_KernelBankLMNN):
+    """NR-LMNN-MKL (lmnnmkl eq. 13-14): LMNN on the concatenated kernel maps.
+
+    Each point is ``Phi_Z(x) = ((K^x_1)^T, ..., (K^x_m)^T)^T`` (eq. 13), an ``mn``
+    vector; LMNN learns a full PSD ``A''`` (eq. 12) of size ``mn x mn`` on these
+    features, without the block structure of eq. 11. Sec. 6 uses three kernels of the
+    bank: the linear (polynomial degree 1), the polynomial of degree 2 and the
+    Gaussian of width 0.5.
+
+    Parameters
+    ----------
+    kernel_indices : list of int or None, default=None
+        The members of the stack used (the harness passes [0, 1, 10] of the
+        20-kernel bank); None uses all.
+    kernel, normalize, n_neighbors, push_weight, margin, check_psd, lmnn_params
+        As :class:`LMNNKernelSum`.
+    """
+
+    paper_name = "NR-LMNN-MKL"
+
+    _parameter_constraints = {
+        **_KernelBankLMNN._parameter_constraints,
+        "kernel_indices": ["array-like", None],
+    }
+
+    def __init__(
+        self,
+        *,
+        kernel_indices=None,
+        kernel="precomputed",
+        normalize="mean_diag",
+        n_neighbors=5,
+        push_weight=0.5,
+        margin=1.0,
+        check_psd=True,
+        lmnn_params=None,
+    ):
+        self.kernel_indices = kernel_indices
+        self.kernel = kernel
+        self.normalize = normalize
+        self.n_neighbors = n_neighbors
+        self.push_weight = push_weight
+        self.margin = margin
+        self.check_psd = check_psd
+        self.lmnn_params = lmnn_params
+
+    def _used_kernels(self):
+        if self.kernel_indices is None:
+            return list(range(self.n_kernels_))
+        idx = [int(i) for i in self.kernel_indices]
+        if not idx or min(idx) < 0 or max(idx) >= self.n_kernels_:
+            raise ValueError(
+                f"kernel_indices={idx} must name members 0..{self.n_kernels_ - 1} of "
+                "the stack."
+            )
+        return idx
+
+    def _features(self, K):
+        return np.concatenate([K[:, :, k] for k in self._used_kernels()], axis=1)
+
+    def _fit(self, K, y):
+        self._fit_knn(self._features(K), y, None)
+
+
+class LMNNMKLP(_KernelBankLMNN):
+    r"""LMNN-MKL_P (lmnnmkl eq. 15-18, Algorithm 1): LMNN and kernel weights together.
+
+    Alternates (Algorithm 1)
+
+    1. the weight step: eq. 15 for fixed ``A`` with the rank penalty
+       ``w tr(P^T W)``, eq. 16's ``W = U U^T`` (eigenvectors of the ``m - 1``
+       smallest eigenvalues of ``P``), for the smallest ``w`` of ``w_grid`` that
+       reaches global convergence (eq. 17); ``W`` starts at 0 (Sec. 6) and is
+       carried to the next weight step; ``mu`` is read off the rank-one ``P``;
+    2. the metric step: LMNN on ``K_mu = sum_l mu_l K_l`` warm-started from the
+       previous ``A``;
+
+    from ``A_0 = I`` and ``mu_0 = 1/m`` (Sec. 6), until the largest change of ``mu`` is
+    below ``weight_tol`` and the relative change of LMNN's objective below ``tol``,
+    or ``max_iter`` rounds. The target neighbours (S of eq. 18) are fixed before
+    learning: those of ``K_mu0`` in LMNN's input metric, passed to every metric step
+    and used by every weight step, so both steps lower the one objective of eq. 18.
+
+    Parameters
+    ----------
+    w_grid : list of float, default=(1, 10, ..., 1e8)
+        Sec. 6: "w ... was selected from {10^i | i = 0, 1, ..., 8} and was the
+        smallest value enough to achieve global convergence".
+    max_iter : int, default=10
+        Rounds of Algorithm 1 (Sec. 4.2: "most often converges in less than ten").
+    tol : float, default=1e-3
+        Change of LMNN's objective, relative to ``max(|objective|, margin)``, that
+        ends the alternation.
+    weight_tol : float, default=1e-3
+        Largest change of ``mu`` that ends the alternation.
+    rank_tol : float, default=1e-6
+        Eq. 17 holds when ``sum_{i>=2} lambda_i(P) <= rank_tol * tr(P)``.
+    p_tol : float, default=1e-5
+        Relative optimality gap of each eq. 15 solve (cutting planes).
+    n_groups : int, default=16
+        Slacks of the cutting-plane model (anchor groups).
+    kernel, normalize, n_neighbors, push_weight, margin, check_psd, lmnn_params
+        As :class:`LMNNKernelSum`.
+
+    Attributes
+    ----------
+    kernel_weights_ : ndarray of shape (n_kernels,)
+        The learned ``mu`` on the simplex.
+    weight_path_ : list of ndarray
+        ``mu`` after each weight step.
+    w_path_ : list of float
+        The ``w`` each weight step used.
+    rank_one_ : bool
+        Whether every weight step reached eq. 17.
+    objective_, n_iter_, converged_
+        LMNN's final objective, the rounds of Algorithm 1, whether it stopped on
+        ``tol`` and ``weight_tol``.
+    """
+
+    paper_name = "LMNN-MKL_P"
+
+    _parameter_constraints = {
+        **_KernelBankLMNN._parameter_constraints,
+        "w_grid": ["array-like"],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "weight_tol": [Interval(Real, 0, None, closed="left")],
+        "rank_tol": [Interval(Real, 0, None, closed="neither")],
+        "p_tol": [Interval(Real, 0, None, closed="neither")],
+        "n_groups": [Interval(Integral, 1, None, closed="left")],
+    }
+
+    def __init__(
+        self,
+        *,
+        w_grid=tuple(10.0**i for i in range(9)),
+        max_iter=10,
+        tol=1e-3,
+        weight_tol=1e-3,
+        rank_tol=1e-6,
+        p_tol=1e-5,
+        n_groups=16,
+        kernel="precomputed",
+        normalize="mean_diag",
+        n_neighbors=5,
+        push_weight=0.5,
+        margin=1.0,
+        check_psd=True,
+        lmnn_params=None,
+    ):
+        self.w_grid = w_grid
+        self.max_iter = max_iter
+        self.tol = tol
+        self.weight_tol = weight_tol
+        self.rank_tol = rank_tol
+        self.p_tol = p_tol
+        self.n_groups = n_groups
+        self.kernel = kernel
+        self.normalize = normalize
+        self.n_neighbors = n_neighbors
+        self.push_weight = push_weight
+        self.margin = margin
+        self.check_psd = check_psd
+        self.lmnn_params = lmnn_params
+
+    def _features(self, K):
+        return np.tensordot(K, self.kernel_weights_, axes=([2], [0]))
+
+    def predict(self, X) -> np.ndarray:
+        """1-NN labels of the test block ``X`` (n_test, n_train, n_kernels)."""
+        K_mu = self._features(self._check_test(X))
+        return self.knn_.predict(self.metric_learner_.transform(K_mu))
+
+    def _initial_targets(self, K_mu: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """Target neighbours in LMNN's input metric on ``K_mu0`` (fixed, eq. 18's S)."""
+        from methods.metric_learning import target_neighbors
+
+        how = (self.lmnn_params or {}).get("kernel_neighbors", "feature_space")
+        if how == "feature_space":
+            d = np.diag(K_mu)
+            D = np.maximum(d[:, None] + d[None, :] - K_mu - K_mu.T, 0.0)
+            np.fill_diagonal(D, 0.0)
+            return target_neighbors(D, y, self.n_neighbors, metric="precomputed")
+        return target_neighbors(K_mu, y, self.n_neighbors)
+
+    def _fit(self, K, y):
+        from methods.metric_learning import LMNN, MetricKNN
+
+        n, _, m = K.shape
+        mu = np.full(m, 1.0 / m)
+        W = np.zeros((m, m))
+        L = np.eye(n)  # A_0 = I
+        init = "identity"
+        # S of eq. 18 is fixed before learning: the targets of K_mu0, kept for every
+        # round, so that Algorithm 1 alternates on one objective
+        tn = self._initial_targets(np.tensordot(K, mu, axes=([2], [0])), y)
+        self.target_neighbors_ = tn
+        self.weight_path_, self.w_path_, self.objective_path_ = [], [], []
+        self.rank_one_ = True
+        prev_obj = None
+        self.converged_ = False
+        for it in range(1, self.max_iter + 1):  # noqa: B007 (n_iter_ below)
+            if m > 1:
+                prob = PStepProblem.from_metric(
+                    K,
+                    L,
+                    y,
+                    tn,
+                    push_weight=self.push_weight,
+                    margin=self.margin,
+                    n_groups=self.n_groups,
+                )
+                ws = weight_step(
+                    prob,
+                    W,
+                    w_grid=tuple(float(w) for w in self.w_grid),
+                    P0=np.outer(mu, mu),
+                    rank_tol=self.rank_tol,
+                    tol=self.p_tol,
+                )
+                new_mu, W = ws.mu, ws.W
+                self.rank_one_ &= ws.rank_one
+                self.w_path_.append(ws.w)
+            else:
+                new_mu = mu
+            self.weight_path_.append(new_mu)
+            self.kernel_weights_ = new_mu
+            K_mu = self._features(K)
+            lmnn = LMNN(**{**self._lmnn_params("precomputed"), "init": init})
+            lmnn.fit(K_mu, y, target_neighbors=tn)
+            self.metric_learner_ = lmnn
+            init = lmnn.get_mahalanobis_matrix()
+            L = lmnn.components_
+            obj = float(lmnn.objective_)
+            self.objective_path_.append(obj)
+            change = float(np.max(np.abs(new_mu - mu)))
+            mu = new_mu
+            if m == 1 or (
+                prev_obj is not None
+                and change <= self.weight_tol
+                and abs(obj - prev_obj) <= self.tol * max(abs(prev_obj), self.margin)
+            ):
+                self.converged_ = True
+                break
+            prev_obj = obj
+        self.knn_ = MetricKNN(n_neighbors=1).fit(lmnn.transform(K_mu), y)
+        self.objective_ = obj
+        self.n_iter_ = it
+        self.lmnn_converged_ = bool(lmnn.converged_)

@@ -1,0 +1,278 @@
+"""LMNN-MKL (lmnnmkl): the P step of eq. 15-17, the estimators, bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from methods.metric_learning._kernel_weights import (
+    PStepProblem,
+    rank_one_direction,
+    solve_p_step,
+    weight_step,
+    weights_from_p,
+)
+
+
+def _toy(n=14, m=3, k=2, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4))
+    y = np.repeat([0, 1], n // 2)
+    X[y == 1] += 0.8
+    feats = [X, X**2, np.sin(2 * X)][:m]
+    K = np.stack([F @ F.T for F in feats], axis=2)
+    K /= np.mean(np.diagonal(K, axis1=0, axis2=1), axis=1)  # mean_diag per kernel
+    B = rng.normal(size=(n, n)) / np.sqrt(n)
+    A = B @ B.T + 0.1 * np.eye(n)
+    L = np.linalg.cholesky(A).T  # A = L^T L
+    tn = np.zeros((n, k), dtype=int)
+    Kbar = K.mean(axis=2)
+    for i in range(n):
+        same = np.flatnonzero((y == y[i]) & (np.arange(n) != i))
+        d = np.sum((Kbar[same] - Kbar[i]) ** 2, axis=1)
+        tn[i] = same[np.argsort(d)[:k]]
+    return K, A, L, y, tn
+
+
+def _reference_p_step(K, A, y, tn, w, W, gamma=0.5, margin=1.0):
+    """Eq. 15 with one slack per triplet; d(i,j) = tr(P B A B^T) dense (eq. 7)."""
+    import cvxopt
+    from cvxopt import solvers
+
+    n, _, m = K.shape
+
+    def G(i, j):
+        B = np.stack([K[:, i, l] - K[:, j, l] for l in range(m)])  # (m, n), eq. 7
+        return B @ A @ B.T
+
+    iu = np.triu_indices(m)
+    q = len(iu[0])
+
+    def coef(M):
+        c = (M + M.T)[iu]
+        c[iu[0] == iu[1]] /= 2
+        return c
+
+    pull = sum(G(i, j) for i in range(n) for j in tn[i])
+    trip = [
+        coef(G(i, j) - G(i, l))
+        for i in range(n)
+        for j in tn[i]
+        for l in range(n)
+        if y[l] != y[i]
+    ]
+    T = len(trip)
+    nx = q + T
+    c = np.concatenate([coef((1 - gamma) * pull + w * W), np.full(T, gamma)])
+    Gl = np.zeros((q + 2 * T, nx))
+    hl = np.zeros(q + 2 * T)
+    Gl[:q, :q] = -np.eye(q)
+    Gl[q : q + T, q:] = -np.eye(T)
+    for t, d in enumerate(trip):  # xi_t >= margin + <P, G_ij - G_il>
+        Gl[q + T + t, :q] = d
+        Gl[q + T + t, q + t] = -1
+        hl[q + T + t] = -margin
+    Gs = np.zeros((m * m, nx))
+    for idx, (a, b) in enumerate(zip(*iu)):
+        E = np.zeros((m, m))
+        E[a, b] = E[b, a] = 1
+        Gs[:, idx] = -E.ravel(order="F")
+    Aeq = np.zeros((1, nx))
+    Aeq[0, :q] = coef(np.ones((m, m)))
+    sol = solvers.sdp(
+        cvxopt.matrix(c),
+        Gl=cvxopt.matrix(Gl),
+        hl=cvxopt.matrix(hl),
+        Gs=[cvxopt.matrix(Gs)],
+        hs=[cvxopt.matrix(np.zeros((m, m)))],
+        A=cvxopt.matrix(Aeq),
+        b=cvxopt.matrix(np.ones(1)),
+        options={
+            "show_progress": False,
+            "abstol": 1e-10,
+            "reltol": 1e-10,
+            "feastol": 1e-10,
+        },
+    )
+    assert sol["status"] == "optimal"
+    x = np.asarray(sol["x"]).ravel()
+    P = np.zeros((m, m))
+    P[iu] = x[:q]
+    P = P + np.triu(P, 1).T
+    return P, float(c @ x)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("w", [0.0, 10.0])
+def test_p_step_matches_cvxopt_reference(seed, w):
+    K, A, L, y, tn = _toy(seed=seed)
+    prob = PStepProblem.from_metric(K, L, y, tn, push_weight=0.5, n_groups=3)
+    rng = np.random.default_rng(seed)
+    W = rank_one_direction(np.cov(rng.normal(size=(3, 10))))
+    res = solve_p_step(prob, w, W, tol=1e-8)
+    P_ref, f_ref = _reference_p_step(K, A, y, tn, w, W)
+    assert res.converged
+    assert res.objective == pytest.approx(f_ref, rel=1e-6, abs=1e-8)
+    # our P evaluated by the reference formula gives the same value
+    assert prob.objective(res.P, w, W) == pytest.approx(f_ref, rel=1e-6, abs=1e-8)
+    assert prob.objective(P_ref, w, W) == pytest.approx(f_ref, rel=1e-6, abs=1e-8)
+    lam = np.linalg.eigvalsh(res.P)
+    assert lam.min() > -1e-8 and res.P.min() > -1e-8
+    assert res.P.sum() == pytest.approx(1.0, abs=1e-8)
+
+
+def test_weight_step_reaches_rank_one_and_mu_on_simplex():
+    K, A, L, y, tn = _toy(seed=2)
+    prob = PStepProblem.from_metric(K, L, y, tn)
+    res = weight_step(prob, np.zeros((3, 3)), rank_tol=1e-6)
+    assert res.rank_one
+    assert res.mu.min() >= 0 and res.mu.sum() == pytest.approx(1.0)
+    np.testing.assert_allclose(res.P, np.outer(res.mu, res.mu), atol=1e-4)
+
+
+def test_weights_from_p_recovers_mu():
+    mu = np.array([0.2, 0.0, 0.5, 0.3])
+    np.testing.assert_allclose(weights_from_p(np.outer(mu, mu)), mu, atol=1e-12)
+
+
+# --- the estimators -----------------------------------------------------------
+
+
+def _bank(n=60, seed=0, n_classes=2):
+    from methods.kernels import bank_specs, kernel_stack
+
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    y = np.arange(n) % n_classes
+    X[:, 0] += 1.5 * y
+    specs = bank_specs("bank20", None)
+    return X, y, specs, kernel_stack(X, None, [specs[i] for i in (0, 1, 10)])
+
+
+def _estimators():
+    from methods.metric_learning._lmnn_mkl import (
+        LMNNMKLP,
+        NRLMNNMKL,
+        LMNNKernelSum,
+        LMNNSingleKernel,
+    )
+
+    return [
+        LMNNKernelSum(n_neighbors=3),
+        LMNNSingleKernel(kernel_index=1, n_neighbors=3),
+        NRLMNNMKL(n_neighbors=3),
+        LMNNMKLP(n_neighbors=3, max_iter=2, p_tol=1e-4),
+    ]
+
+
+@pytest.mark.parametrize("est", _estimators(), ids=lambda e: type(e).__name__)
+def test_single_class_fold_is_refused(est):
+    _, y, _, K = _bank()
+    with pytest.raises(ValueError, match="at least 2 classes"):
+        est.fit(K[:30, :30], np.zeros(30, dtype=int))
+
+
+@pytest.mark.parametrize("est", _estimators(), ids=lambda e: type(e).__name__)
+def test_class_smaller_than_k_plus_one_is_refused(est):
+    _, y, _, K = _bank()
+    y = y.copy()
+    keep = np.r_[np.flatnonzero(y == 0), np.flatnonzero(y == 1)[:3]]
+    with pytest.raises(ValueError, match=r"needs 4 training samples per class"):
+        est.fit(K[np.ix_(keep, keep)], y[keep])
+
+
+@pytest.mark.parametrize("est", _estimators(), ids=lambda e: type(e).__name__)
+def test_non_psd_kernel_after_normalization_is_refused(est):
+    from methods.exceptions import NonPSDKernelError
+
+    _, y, _, K = _bank()
+    K = K.copy()
+    c = 10.0 * K[:, :, 1].diagonal().max()
+    K[0, 1, 1] += c  # symmetric, diagonal unchanged, but indefinite
+    K[1, 0, 1] += c
+    est = est.set_params(
+        **({"kernel_index": 1} if "kernel_index" in est.get_params() else {})
+    )
+    with pytest.raises(NonPSDKernelError, match="kernel 1 of the stack"):
+        est.fit(K, y)
+
+
+def test_mean_diag_uses_the_training_diagonal_on_test_blocks():
+    from methods.kernels import kernel_stack
+    from methods.metric_learning._lmnn_mkl import LMNNKernelSum
+
+    X, y, specs, _ = _bank()
+    tr, te = np.arange(40), np.arange(40, 60)
+    sp = [specs[i] for i in (0, 1)]
+    K_tr = kernel_stack(X[tr], None, sp)
+    K_te = kernel_stack(X[te], X[tr], sp)
+    est = LMNNKernelSum(n_neighbors=3).fit(K_tr, y[tr])
+    train_mean = np.mean(np.diagonal(K_tr, axis1=0, axis2=1), axis=1)
+    np.testing.assert_allclose(est.kernel_scales_, train_mean)
+    np.testing.assert_allclose(est._check_test(K_te), K_te / train_mean)
+
+
+def test_lmnn_mkl_p_weights_on_the_simplex_and_recorded():
+    from methods.metric_learning._lmnn_mkl import LMNNMKLP
+
+    _, y, _, K = _bank()
+    est = LMNNMKLP(n_neighbors=3, max_iter=2, p_tol=1e-4).fit(K, y)
+    for mu in est.weight_path_:
+        assert mu.min() >= 0 and mu.sum() == pytest.approx(1.0)
+    assert est.kernel_weights_.shape == (3,)
+    assert est.n_iter_ >= 1 and len(est.w_path_) == est.n_iter_
+    pred = est.predict(K)
+    assert pred.shape == y.shape
+
+
+def test_nr_lmnn_mkl_features_are_concatenated_kernel_maps():
+    from methods.metric_learning._lmnn_mkl import NRLMNNMKL
+
+    _, y, _, K = _bank()
+    est = NRLMNNMKL(kernel_indices=[0, 2], n_neighbors=3, normalize=None).fit(K, y)
+    F = est._features(K)
+    assert F.shape == (len(y), 2 * len(y))
+    np.testing.assert_array_equal(F[:, len(y) :], K[:, :, 2])
+
+
+def test_view_kernels_match_the_loaded_mfeat_views():
+    import datasets
+    from datasets._parsers import MFEAT_VIEWS
+    from methods.metric_learning._view_kernels import VIEW_BANKS
+
+    try:
+        ds = datasets.load("mfeat")
+    except Exception as exc:  # no data mirror here
+        pytest.skip(f"mfeat not available: {exc}")
+    assert tuple(ds.views) == MFEAT_VIEWS
+    assert VIEW_BANKS["mfeat_views"] == tuple(ds.views[v].shape[1] for v in MFEAT_VIEWS)
+
+
+def test_view_kernel_stack_sigma0_is_the_mean_pairwise_distance():
+    from scipy.spatial.distance import pdist
+
+    from methods.metric_learning._view_kernels import view_kernel_stack
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 5))
+    K = view_kernel_stack(X, (2, 3))
+    for v, cols in enumerate((slice(0, 2), slice(2, 5))):
+        d = pdist(X[:, cols])
+        s0 = d.mean()
+        np.testing.assert_allclose(
+            K[:, :, v][np.triu_indices(30, 1)], np.exp(-(d**2) / (2 * s0**2))
+        )
+    with pytest.raises(ValueError, match="a view bank applies only"):
+        view_kernel_stack(X, (2, 2))
+
+
+def test_p_step_objective_at_rank_one_is_lmnn_loss_on_k_mu():
+    """f(mu mu^T) of eq. 15 (w = 0) = LMNN's eq. 18 on K_mu with M = A (eq. 5, 7)."""
+    from methods.metric_learning import lmnn_loss
+
+    K, A, L, y, tn = _toy(seed=3)
+    prob = PStepProblem.from_metric(K, L, y, tn, push_weight=0.5)
+    mu = np.array([0.5, 0.2, 0.3])
+    K_mu = K @ mu
+    value, _ = lmnn_loss(A, K_mu, y, tn, push_weight=0.5)
+    assert prob.objective(np.outer(mu, mu)) == pytest.approx(value, rel=1e-10)
