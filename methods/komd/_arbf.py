@@ -84,6 +84,19 @@ def feature_correlation(X: np.ndarray, tau: float) -> np.ndarray:
     return np.exp(-tau / X.shape[1] * d)
 
 
+def update_exponent(
+    E: np.ndarray, X: np.ndarray, beta: np.ndarray, new_beta: np.ndarray
+) -> np.ndarray:
+    """Incremental kernel update of Sec. 4.2 on the exponent ``E`` (``K = exp(-E)``).
+
+    ``K_new = K * exp(sum_r beta_r (1 - Delta_r) D_r)`` with
+    ``Delta = new_beta / beta``, i.e. ``E_new = E + sum_r (new_beta_r - beta_r) D_r``.
+    """
+    E = np.maximum(E + weighted_sqdist(X, X, new_beta - beta), 0.0)
+    np.fill_diagonal(E, 0.0)
+    return E
+
+
 def game_gradient_terms(X: np.ndarray, K: np.ndarray, a: np.ndarray) -> np.ndarray:
     """``A_r = a' (D_r * K) a`` for every feature r, in O(n^2 m) (arbf Sec. 4.1).
 
@@ -257,8 +270,7 @@ class ARBF(ClassifierMixin, BaseEstimator):
             log_delta = np.clip(log_delta, -MAX_LOG_STEP, MAX_LOG_STEP)
             new_beta = beta * np.exp(log_delta)
             # incremental kernel update: K <- K * exp(sum_r beta_r (1 - Delta_r) D_r)
-            E = np.maximum(E + weighted_sqdist(X, X, new_beta - beta), 0.0)
-            np.fill_diagonal(E, 0.0)
+            E = update_exponent(E, X, beta, new_beta)
             beta = new_beta
         if not converged:
             warnings.warn(

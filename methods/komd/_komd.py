@@ -47,8 +47,9 @@ def binary_labels(estimator: BaseEstimator, y: np.ndarray, name: str) -> np.ndar
     classes, y_enc = np.unique(y, return_inverse=True)
     if len(classes) != 2:
         raise ValueError(
-            f"{name} is a binary method (arbf Sec. 3: distributions over the "
-            f"positives and the negatives); y has {len(classes)} classes "
+            f"Only binary classification is supported. {name} is a binary method "
+            "(arbf Sec. 3: distributions over the positives and the negatives); "
+            f"y has {len(classes)} classes "
             f"{list(classes)[:5]}. Pass two classes, or wrap it in "
             "sklearn.multiclass.OneVsRestClassifier."
         )

@@ -1,0 +1,62 @@
+"""GB-LMNN (Kedem et al. 2012): loss, gradient and the boosting descent."""
+
+import numpy as np
+import pytest
+
+from methods.metric_learning._gb_lmnn import GBLMNN, _target_neighbors, gb_lmnn_loss
+
+
+def _data(n=60, d=4, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    y = (X[:, 0] * X[:, 1] > 0).astype(int)  # not linearly separable
+    return X, y
+
+
+def _dense_loss(Phi, y, tn, mu, margin):
+    value = 0.0
+    for i in range(len(y)):
+        for j in tn[i]:
+            dij = np.sum((Phi[i] - Phi[j]) ** 2)
+            value += (1 - mu) * dij
+            for l in range(len(y)):
+                if y[l] != y[i]:
+                    value += mu * max(
+                        0.0, margin + dij - np.sum((Phi[i] - Phi[l]) ** 2)
+                    )
+    return value
+
+
+def test_loss_equals_the_dense_triplet_sum_and_its_gradient():
+    X, y = _data(25, 3)
+    tn = _target_neighbors(X, y, 2)
+    value, G = gb_lmnn_loss(X, y, tn, 0.3, 1.0)
+    assert value == pytest.approx(_dense_loss(X, y, tn, 0.3, 1.0))
+    h = 1e-6
+    rng = np.random.default_rng(1)
+    for _ in range(6):
+        i, c = rng.integers(25), rng.integers(3)
+        E = np.zeros_like(X)
+        E[i, c] = h
+        fd = (
+            gb_lmnn_loss(X + E, y, tn, 0.3)[0] - gb_lmnn_loss(X - E, y, tn, 0.3)[0]
+        ) / (2 * h)
+        assert G[i, c] == pytest.approx(fd, rel=1e-5, abs=1e-6)
+
+
+def test_loss_decreases_over_boosting_rounds():
+    X, y = _data()
+    m = GBLMNN(n_estimators=20, random_state=0).fit(X, y)
+    assert len(m.loss_) == len(m.estimators_) + 1 >= 10
+    assert np.all(np.diff(m.loss_) < 0)
+    assert m.loss_[-1] < 0.5 * m.loss_[0]
+    # transform reproduces the embedding the loss was evaluated on
+    tn = m.target_neighbors_
+    assert gb_lmnn_loss(m.transform(X), y, tn)[0] == pytest.approx(m.loss_[-1])
+
+
+def test_too_few_samples_per_class_is_refused():
+    X, _ = _data(10)
+    y = np.array([0] * 9 + [1])
+    with pytest.raises(ValueError, match="GB-LMNN needs 4 samples per class"):
+        GBLMNN(n_neighbors=3).fit(X, y)
