@@ -21,6 +21,8 @@ from methods import (
     SVMm,
 )
 from methods.kernels import KernelSpec
+from methods.komd import ARBF, KOMD
+from methods.metric_learning._gb_lmnn import GBLMNN
 
 # Two small kernels keep the MKL checks fast; the 20-kernel bank is tested elsewhere.
 _SMALL_BANK = [KernelSpec("linear"), KernelSpec("gaussian", sigma=2.0)]
@@ -46,10 +48,21 @@ ESTIMATORS = [
     EpsMKL(kernel="precomputed"),
     WRBFSVM(n_iter=3),
     WRBFSVM(n_iter=0),
+    KOMD(),
+    KOMD(kernel="precomputed"),
+    ARBF(n_iter=2),
+    GBLMNN(n_neighbors=1, n_estimators=3),
 ]
 
 
 def _expected_failures(estimator) -> dict[str, str]:
+    if isinstance(estimator, GBLMNN):
+        return {
+            "check_fit2d_1sample": (
+                "target neighbours need n_neighbors + 1 samples per class; the "
+                "ValueError says so in its own words"
+            )
+        }
     if isinstance(estimator, WRBFSVM) and estimator.n_iter == 0:
         return {
             "check_non_transformer_estimators_n_iter": (
