@@ -203,8 +203,13 @@ def evaluate_split(
     grid: Mapping[str, Sequence[Any]] | None,
     protocol: Mapping[str, Any],
     seed_parts: Sequence[object],
+    scoring: str = "accuracy",
 ) -> dict[str, Any]:
-    """Select hyper-parameters on ``train``, refit, and predict ``test``."""
+    """Select hyper-parameters on ``train``, refit, and predict ``test``.
+
+    ``scoring`` is the configured ``search.scoring`` (a scikit-learn scorer name);
+    ``inner_mean_test_error`` records ``1 - score`` for every candidate.
+    """
     X_tr, y_tr = _safe_split(estimator, X, y, train)
     X_te, _ = _safe_split(estimator, X, y, test, train)
     inner_err: dict[str, float] = {}
@@ -216,7 +221,7 @@ def evaluate_split(
                 clone(estimator),
                 param_grid={k: list(v) for k, v in grid.items()},
                 cv=_inner_cv(y_tr, protocol, seed_parts),
-                scoring="accuracy",
+                scoring=scoring,
                 refit=True,
                 n_jobs=1,
                 error_score="raise",
@@ -271,12 +276,14 @@ def evaluate(
     protocol: Mapping[str, Any],
     seed_parts: Sequence[object],
     on_split: Callable[[int], None] | None = None,
+    scoring: str = "accuracy",
 ) -> list[FoldResult]:
     """Run :func:`evaluate_split` on every outer split."""
     results = []
     for i, (rep, j, train, test) in enumerate(splits):
         r = evaluate_split(
-            estimator, X, y, train, test, grid, protocol, (*seed_parts, rep, j)
+            estimator, X, y, train, test, grid, protocol, (*seed_parts, rep, j),
+            scoring=scoring,
         )
         results.append(
             FoldResult(

@@ -57,6 +57,9 @@ def key_config(cfg: DictConfig) -> dict[str, Any]:
         # the description is prose: editing it must not invalidate finished runs
         "protocol": {k: v for k, v in c["protocol"].items() if k != "description"},
         "grid": method_grid(cfg),
+        # only when not the default, so records of accuracy-selected runs keep keys
+        **({"scoring": c["search"]["scoring"]}
+           if c["search"]["scoring"] != "accuracy" else {}),
         "seed": c["seed"],
         "code_version": code_version(),
     }
@@ -301,13 +304,19 @@ def _run(cfg: DictConfig, kc: Mapping[str, Any]) -> dict[str, Any]:
     check_psd = cfg.protocol.check_psd
     if cfg.protocol.preprocess_scope == "dataset" or cfg.protocol.preprocess == "none":
         estimator, Xin = build_input(estimator, X, kc["kernel"], check_psd)
-        folds = evaluate(estimator, Xin, y, splits, kc["grid"], protocol, seed_parts)
+        folds = evaluate(
+            estimator, Xin, y, splits, kc["grid"], protocol, seed_parts,
+            scoring=cfg.search.scoring,
+        )
     else:
         folds = []
         for est, Xin, split in _fold_inputs(
             estimator, X, splits, cfg.protocol.preprocess, kc["kernel"], check_psd
         ):
-            folds += evaluate(est, Xin, y, [split], kc["grid"], protocol, seed_parts)
+            folds += evaluate(
+                est, Xin, y, [split], kc["grid"], protocol, seed_parts,
+                scoring=cfg.search.scoring,
+            )
     n = len(y)
     index = np.concatenate([f.test_idx for f in folds])
     y_pred = np.concatenate([f.y_pred for f in folds])
