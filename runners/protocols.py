@@ -162,6 +162,7 @@ class FoldResult:
     predict_seconds: float
     solver: dict[str, Any]
     inner_convergence_warnings: int
+    staged_test_auc: list[float] | None = None
 
 
 def solver_diagnostics(estimator: Any) -> dict[str, Any]:
@@ -211,7 +212,7 @@ def evaluate_split(
     ``inner_mean_test_error`` records ``1 - score`` for every candidate.
     """
     X_tr, y_tr = _safe_split(estimator, X, y, train)
-    X_te, _ = _safe_split(estimator, X, y, test, train)
+    X_te, y_te = _safe_split(estimator, X, y, test, train)
     inner_err: dict[str, float] = {}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ConvergenceWarning)
@@ -253,6 +254,16 @@ def evaluate_split(
         d = np.asarray(model.decision_function(X_te))
         decision = d if d.ndim == 1 else None
     predict_seconds = time.perf_counter() - t0
+    staged_auc = None
+    if decision is not None and hasattr(model, "staged_decision_function"):
+        # test AUC after every iteration (ARBF, arbf Fig. 2), as GradientBoosting's
+        from sklearn.metrics import roc_auc_score
+
+        positive = np.asarray(y_te) == model.classes_[1]
+        staged_auc = [
+            float(roc_auc_score(positive, s))
+            for s in model.staged_decision_function(X_te)
+        ]
     return {
         "model": model,
         "y_pred": y_pred,
@@ -264,6 +275,7 @@ def evaluate_split(
         "predict_seconds": predict_seconds,
         "solver": solver_diagnostics(model),
         "inner_convergence_warnings": n_warn,
+        "staged_test_auc": staged_auc,
     }
 
 
@@ -299,6 +311,7 @@ def evaluate(
                 predict_seconds=r["predict_seconds"],
                 solver=r["solver"],
                 inner_convergence_warnings=r["inner_convergence_warnings"],
+                staged_test_auc=r["staged_test_auc"],
             )
         )
         if on_split is not None:

@@ -353,6 +353,11 @@ def _run(cfg: DictConfig, kc: Mapping[str, Any]) -> dict[str, Any]:
                 "predict_seconds": f.predict_seconds,
                 "solver": f.solver,
                 "inner_convergence_warnings": f.inner_convergence_warnings,
+                **(
+                    {"staged_test_auc": f.staged_test_auc}
+                    if f.staged_test_auc is not None
+                    else {}
+                ),
             }
             for f in folds
         ],
