@@ -65,9 +65,11 @@ def key_config(cfg: DictConfig) -> dict[str, Any]:
     }
 
 
-def method_grid(cfg: DictConfig) -> dict[str, list[Any]]:
+def method_grid(cfg: DictConfig) -> dict[str, list[Any]] | list[dict[str, list[Any]]]:
     grids = OmegaConf.to_container(cfg.search.grids, resolve=True) or {}
     grid = grids.get(cfg.method_id, grids.get("default", {}))
+    if isinstance(grid, list):  # selection in stages (protocols.sequential_search)
+        return [{k: list(v) for k, v in stage.items()} for stage in grid]
     return {k: list(v) for k, v in (grid or {}).items()}
 
 
