@@ -12,6 +12,7 @@ REPORTS = {
     "mlsvm_table1_checks": "reports.mlsvm_checks:table1_checks",
     "mlsvm_table2": "reports.mlsvm:table2",
     "wrbf_table1": "reports.wrbf:table1",
+    "arbf_table1": "reports.arbf:table1",
 }
 
 
