@@ -20,6 +20,8 @@ in the learned space (``MetricKNN(metric_learner=GBLMNN(...))``).
 
 from __future__ import annotations
 
+import hashlib
+from collections import OrderedDict
 from numbers import Integral, Real
 
 import numpy as np
@@ -28,6 +30,26 @@ from sklearn.tree import DecisionTreeRegressor
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
+
+#: Fitted states of recent deterministic fits (integer random_state), keyed by the
+#: data and the parameters: a grid over kNN's k (MetricKNN clones and refits its
+#: metric learner for every k) then boosts once per training set, not once per k.
+_FIT_CACHE: OrderedDict[str, dict] = OrderedDict()
+_FIT_CACHE_SIZE = 8
+
+
+def _fit_key(estimator: BaseEstimator, X: np.ndarray, y: np.ndarray) -> str | None:
+    params = estimator.get_params()
+    if not isinstance(params["random_state"], Integral):
+        return None
+    h = hashlib.sha1()
+    h.update(np.ascontiguousarray(X).tobytes())
+    h.update(np.asarray(X.shape).tobytes())
+    h.update(repr(np.asarray(y).tolist()).encode())
+    for k, v in sorted(params.items()):
+        v = hashlib.sha1(np.asarray(v).tobytes()).hexdigest() if k == "init" else v
+        h.update(f"{k}={v!r};".encode())
+    return h.hexdigest()
 
 
 def _sqdist(A: np.ndarray, B: np.ndarray) -> np.ndarray:
@@ -152,6 +174,11 @@ class GBLMNN(TransformerMixin, BaseEstimator):
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
+        key = _fit_key(self, X, y)
+        if key is not None and key in _FIT_CACHE:
+            _FIT_CACHE.move_to_end(key)
+            self.__dict__.update(_FIT_CACHE[key])
+            return self
         d = X.shape[1]
         L0 = np.eye(d) if isinstance(self.init, str) else np.asarray(self.init, float)
         if L0.shape[1] != d:
@@ -196,6 +223,10 @@ class GBLMNN(TransformerMixin, BaseEstimator):
         self.objective_ = float(losses[-1])
         self.n_iter_ = max(len(trees), 1)
         self.converged_ = True
+        if key is not None:
+            _FIT_CACHE[key] = {k: v for k, v in vars(self).items() if k.endswith("_")}
+            while len(_FIT_CACHE) > _FIT_CACHE_SIZE:
+                _FIT_CACHE.popitem(last=False)
         return self
 
     def transform(self, X) -> np.ndarray:

@@ -60,3 +60,17 @@ def test_too_few_samples_per_class_is_refused():
     y = np.array([0] * 9 + [1])
     with pytest.raises(ValueError, match="GB-LMNN needs 4 samples per class"):
         GBLMNN(n_neighbors=3).fit(X, y)
+
+
+def test_cached_refit_equals_a_fresh_fit():
+    from methods.metric_learning import _gb_lmnn
+
+    X, y = _data()
+    a = GBLMNN(n_estimators=5, random_state=0).fit(X, y)
+    _gb_lmnn._FIT_CACHE.clear()
+    b = GBLMNN(n_estimators=5, random_state=0).fit(X, y)
+    c = GBLMNN(n_estimators=5, random_state=0).fit(X, y)  # from the cache
+    np.testing.assert_array_equal(a.transform(X), b.transform(X))
+    np.testing.assert_array_equal(c.transform(X), b.transform(X))
+    d = GBLMNN(n_estimators=5, random_state=0).fit(X + 1e-3, y)
+    assert not np.array_equal(d.transform(X), b.transform(X))
