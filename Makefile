@@ -86,6 +86,7 @@ reproduce-wrbf reproduce-wrbf-table1: setup
 reproduce-arbf reproduce-arbf-table1: setup
 	@start=$$(date +%s); \
 	$(BIN)/python -m runners.run experiment=arbf_table1 $(ARGS) && \
+	$(BIN)/python -m runners.run experiment=arbf_table1 method=arbf_t150 $(ARGS) && \
 	$(BIN)/python -m reports arbf_table1 && \
 	echo "reproduce-arbf wall time: $$(( $$(date +%s) - start )) s"
 
