@@ -45,6 +45,23 @@ def _gradient(K, y, lam, gamma):
 
 
 @njit(cache=True)
+def _class_extremes(g, y, gamma):
+    """Per class (+1 then -1): min gradient, and max gradient over gamma > 0."""
+    n = g.shape[0]
+    gmin = np.array([np.inf, np.inf])
+    gmax = np.array([-np.inf, -np.inf])
+    jmax = np.array([-1, -1])
+    for a in range(n):
+        c = 0 if y[a] > 0 else 1
+        if g[a] < gmin[c]:
+            gmin[c] = g[a]
+        if gamma[a] > 0.0 and g[a] > gmax[c]:
+            gmax[c] = g[a]
+            jmax[c] = a
+    return gmin, gmax, jmax
+
+
+@njit(cache=True)
 def komd_smo(K, y, lam, gamma, tol, max_iter):
     """Solve arbf eq. 2 in place from a feasible ``gamma``.
 
@@ -63,64 +80,73 @@ def komd_smo(K, y, lam, gamma, tol, max_iter):
     gap : float, the final KKT gap (``<= tol`` when converged).
     """
     n = K.shape[0]
+    diag = np.empty(n)  # contiguous copy: the receiver scan reads every K[a, a]
+    for a in range(n):
+        diag[a] = K[a, a]
     g = _gradient(K, y, lam, gamma)
+    gmin, gmax, jmax = _class_extremes(g, y, gamma)
     it = 0
     gap = np.inf
     while it < max_iter:
         # the class with the larger violation, and its donor j (largest gradient
         # among the examples that still carry mass)
-        best_gap = -np.inf
-        cls = 0.0
-        jd = -1
-        for c in (1.0, -1.0):
-            gmin = np.inf
-            gmax = -np.inf
-            jmax = -1
-            for a in range(n):
-                if y[a] == c:
-                    if g[a] < gmin:
-                        gmin = g[a]
-                    if gamma[a] > 0.0 and g[a] > gmax:
-                        gmax = g[a]
-                        jmax = a
-            if jmax >= 0 and gmax - gmin > best_gap:
-                best_gap = gmax - gmin
-                cls = c
-                jd = jmax
-        gap = best_gap
+        gap0 = gmax[0] - gmin[0] if jmax[0] >= 0 else -np.inf
+        gap1 = gmax[1] - gmin[1] if jmax[1] >= 0 else -np.inf
+        if gap0 >= gap1:
+            gap, cls, j = gap0, 1.0, jmax[0]
+        else:
+            gap, cls, j = gap1, -1.0, jmax[1]
         if gap <= tol:
             break
-        j = jd
         # receiver: second-order gain within the class
-        ir = -1
+        Kj = K[j]
+        Kjj = Kj[j]
+        gj = g[j]
+        i = -1
         best_gain = -1.0
-        Kjj = K[j, j]
         for a in range(n):
-            if y[a] == cls and g[a] < g[j]:
-                curv = (1.0 - lam) * (K[a, a] + Kjj - 2.0 * K[a, j]) + 2.0 * lam
+            if y[a] == cls and g[a] < gj:
+                curv = (1.0 - lam) * (diag[a] + Kjj - 2.0 * Kj[a]) + 2.0 * lam
                 if curv < _CURV_FLOOR:
                     curv = _CURV_FLOOR
-                d = g[j] - g[a]
+                d = gj - g[a]
                 gain = d * d / curv
                 if gain > best_gain:
                     best_gain = gain
-                    ir = a
-        i = ir
-        curv = (1.0 - lam) * (K[i, i] + Kjj - 2.0 * K[i, j]) + 2.0 * lam
+                    i = a
+        curv = (1.0 - lam) * (K[i, i] + Kjj - 2.0 * Kj[i]) + 2.0 * lam
         if curv < _CURV_FLOOR:
             curv = _CURV_FLOOR
         # f(t) = f + t (g_i - g_j) + t^2 curv   ->   t* = (g_j - g_i) / (2 curv)
-        t = (g[j] - g[i]) / (2.0 * curv)
+        t = (gj - g[i]) / (2.0 * curv)
         if t >= gamma[j]:
             t = gamma[j]
             gamma[j] = 0.0
         else:
             gamma[j] -= t
         gamma[i] += t
+        # gradient update fused with the next selection scan; K is symmetric, so
+        # rows i and j (contiguous) stand for columns
         s = 2.0 * t * (1.0 - lam) * cls
+        Ki = K[i]
+        gmin[0] = np.inf
+        gmin[1] = np.inf
+        gmax[0] = -np.inf
+        gmax[1] = -np.inf
+        jmax[0] = -1
+        jmax[1] = -1
         for a in range(n):
-            g[a] += s * y[a] * (K[a, i] - K[a, j])
-        g[i] += 2.0 * t * lam
-        g[j] -= 2.0 * t * lam
+            ga = g[a] + s * y[a] * (Ki[a] - Kj[a])
+            if a == i:
+                ga += 2.0 * t * lam
+            elif a == j:
+                ga -= 2.0 * t * lam
+            g[a] = ga
+            c = 0 if y[a] > 0 else 1
+            if ga < gmin[c]:
+                gmin[c] = ga
+            if gamma[a] > 0.0 and ga > gmax[c]:
+                gmax[c] = ga
+                jmax[c] = a
         it += 1
     return it, gap
