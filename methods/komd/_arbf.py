@@ -50,9 +50,9 @@ from collections.abc import Iterator
 from numbers import Integral, Real
 
 import numpy as np
+from scipy.stats import rankdata
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.metrics import roc_auc_score
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -62,6 +62,20 @@ from methods.komd._smo import KOMD_TOL
 #: Bound on |exponent| of one multiplicative beta update (a factor e^{+-30}):
 #: keeps beta finite when mu * gradient is huge; the count is ``n_clipped_``.
 MAX_LOG_STEP = 30.0
+
+
+def auc(positive: np.ndarray, score: np.ndarray) -> float:
+    """ROC AUC as the Mann-Whitney statistic (ties count one half).
+
+    Equal to ``sklearn.metrics.roc_auc_score(positive, score)`` (tested) without
+    its input validation, which costs ~25x the computation at these sizes and
+    ARBF evaluates the AUC after every iteration.
+    """
+    positive = np.asarray(positive, dtype=bool)
+    n_pos = int(positive.sum())
+    n_neg = len(positive) - n_pos
+    ranks = rankdata(score)
+    return float((ranks[positive].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
 
 
 def weighted_sqdist(X: np.ndarray, Z: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -258,9 +272,9 @@ class ARBF(ClassifierMixin, BaseEstimator):
             gammas.append(gamma.copy())
             bs.append(b)
             q_path.append(float(a @ f))
-            tr_auc.append(roc_auc_score(ys, f))
+            tr_auc.append(auc(ys > 0, f))
             if Xv is not None:
-                va_auc.append(roc_auc_score(yv, anisotropic_rbf(Xv, X, beta) @ a))
+                va_auc.append(auc(yv > 0, anisotropic_rbf(Xv, X, beta) @ a))
             if t == T:
                 break
             # beta step: one exponentiated ascent step on eq. 3 (Sec. 4.2)

@@ -137,3 +137,12 @@ def test_bad_parameters_and_multiclass_are_refused():
         ARBF(lam=2.0).fit(X, y)
     with pytest.raises(ValueError, match="ARBF is a binary method"):
         ARBF().fit(X, np.arange(30) % 3)
+
+
+def test_auc_equals_sklearn_with_ties():
+    from methods.komd._arbf import auc
+
+    rng = np.random.default_rng(4)
+    y = rng.integers(0, 2, 200).astype(bool)
+    s = np.round(rng.normal(size=200) + y, 1)  # many ties
+    assert auc(y, s) == pytest.approx(roc_auc_score(y, s), abs=1e-14)
