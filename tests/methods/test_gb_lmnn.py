@@ -74,3 +74,18 @@ def test_cached_refit_equals_a_fresh_fit():
     np.testing.assert_array_equal(c.transform(X), b.transform(X))
     d = GBLMNN(n_estimators=5, random_state=0).fit(X + 1e-3, y)
     assert not np.array_equal(d.transform(X), b.transform(X))
+
+
+def test_cached_metric_learner_fits_once_per_training_set():
+    from methods.metric_learning._cached import _CACHE, CachedMetricLearner
+
+    X, y = _data()
+    _CACHE.clear()
+    a = CachedMetricLearner(GBLMNN(n_estimators=3, random_state=0)).fit(X, y)
+    b = CachedMetricLearner(GBLMNN(n_estimators=3, random_state=0)).fit(X, y)
+    assert a.estimator_ is b.estimator_ and len(_CACHE) == 1
+    c = CachedMetricLearner(GBLMNN(n_estimators=4, random_state=0)).fit(X, y)
+    assert c.estimator_ is not a.estimator_
+    np.testing.assert_array_equal(
+        a.transform(X), GBLMNN(n_estimators=3, random_state=0).fit(X, y).transform(X)
+    )
