@@ -32,8 +32,11 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
 
 #: Fitted states of recent deterministic fits (integer random_state), keyed by the
-#: data and the parameters: a grid over kNN's k (MetricKNN clones and refits its
-#: metric learner for every k) then boosts once per training set, not once per k.
+#: data and the parameters other than n_estimators: a grid over kNN's k (MetricKNN
+#: clones and refits its metric learner for every k) then boosts once per training
+#: set, not once per k; and boosting is sequential, so a fit with more rounds holds
+#: every fit with fewer as its prefix (a grid over n_estimators, largest first,
+#: boosts once too).
 _FIT_CACHE: OrderedDict[str, dict] = OrderedDict()
 _FIT_CACHE_SIZE = 8
 
@@ -47,6 +50,8 @@ def _fit_key(estimator: BaseEstimator, X: np.ndarray, y: np.ndarray) -> str | No
     h.update(np.asarray(X.shape).tobytes())
     h.update(repr(np.asarray(y).tolist()).encode())
     for k, v in sorted(params.items()):
+        if k == "n_estimators":
+            continue
         v = hashlib.sha1(np.asarray(v).tobytes()).hexdigest() if k == "init" else v
         h.update(f"{k}={v!r};".encode())
     return h.hexdigest()
@@ -175,9 +180,10 @@ class GBLMNN(TransformerMixin, BaseEstimator):
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
         key = _fit_key(self, X, y)
-        if key is not None and key in _FIT_CACHE:
+        cached = _FIT_CACHE.get(key) if key is not None else None
+        if cached is not None and cached["n_estimators"] >= self.n_estimators:
             _FIT_CACHE.move_to_end(key)
-            self.__dict__.update(_FIT_CACHE[key])
+            self._restore_prefix(cached["state"], self.n_estimators)
             return self
         d = X.shape[1]
         L0 = np.eye(d) if isinstance(self.init, str) else np.asarray(self.init, float)
@@ -224,10 +230,21 @@ class GBLMNN(TransformerMixin, BaseEstimator):
         self.n_iter_ = max(len(trees), 1)
         self.converged_ = True
         if key is not None:
-            _FIT_CACHE[key] = {k: v for k, v in vars(self).items() if k.endswith("_")}
+            state = {k: v for k, v in vars(self).items() if k.endswith("_")}
+            _FIT_CACHE[key] = {"n_estimators": self.n_estimators, "state": state}
             while len(_FIT_CACHE) > _FIT_CACHE_SIZE:
                 _FIT_CACHE.popitem(last=False)
         return self
+
+    def _restore_prefix(self, state: dict, n_rounds: int) -> None:
+        """The fitted state after the first ``n_rounds`` rounds of ``state``."""
+        self.__dict__.update(state)
+        n = min(n_rounds, len(state["estimators_"]))
+        self.estimators_ = list(state["estimators_"][:n])
+        self.steps_ = state["steps_"][:n]
+        self.loss_ = state["loss_"][: n + 1]
+        self.objective_ = float(self.loss_[-1])
+        self.n_iter_ = max(n, 1)
 
     def transform(self, X) -> np.ndarray:
         """``phi(X) = X L0' + sum_t rho_t h_t(X)`` (``rho_t`` in ``steps_``)."""

@@ -89,3 +89,17 @@ def test_cached_metric_learner_fits_once_per_training_set():
     np.testing.assert_array_equal(
         a.transform(X), GBLMNN(n_estimators=3, random_state=0).fit(X, y).transform(X)
     )
+
+
+def test_fewer_rounds_from_the_cache_equal_a_fresh_fit():
+    from methods.metric_learning import _gb_lmnn
+
+    X, y = _data()
+    _gb_lmnn._FIT_CACHE.clear()
+    GBLMNN(n_estimators=8, random_state=0).fit(X, y)
+    short = GBLMNN(n_estimators=3, random_state=0).fit(X, y)  # prefix of the 8
+    _gb_lmnn._FIT_CACHE.clear()
+    fresh = GBLMNN(n_estimators=3, random_state=0).fit(X, y)
+    assert len(short.estimators_) == len(fresh.estimators_) == 3
+    np.testing.assert_array_equal(short.transform(X), fresh.transform(X))
+    np.testing.assert_array_equal(short.loss_, fresh.loss_)
