@@ -145,31 +145,40 @@ def claim_best_on_all(t: pd.DataFrame) -> pd.DataFrame:
 
 
 def curves_frame(records: list[dict]) -> tuple[pd.DataFrame, str | None]:
-    """Mean test AUC (%) per ARBF iteration and dataset, and the method used."""
+    """Mean test AUC (%) per ARBF iteration and dataset, and the methods used.
+
+    Per dataset the longest run available (arbf_t150, else arbf_t50, else
+    arbf_t20); column ``method`` says which.
+    """
     names = published_dataset_names("arbf")
-    for method in CURVE_METHODS:
-        rows = []
+    longest: dict[str, dict] = {}
+    for method in reversed(CURVE_METHODS):
         for r in records:
-            if r["status"] != "ok" or r["method"] != method:
-                continue
-            staged = [f.get("staged_test_auc") for f in r["folds"]]
-            if not staged or any(s is None for s in staged):
-                continue
-            A = 100.0 * np.array(staged)
-            ds = names.get(r["original_dataset"], r["dataset"])
-            for t in range(A.shape[1]):
-                rows.append(
-                    {
-                        "dataset": ds,
-                        "iteration": t + 1,
-                        "auc_mean": A[:, t].mean(),
-                        "auc_std": A[:, t].std(ddof=1) if len(A) > 1 else np.nan,
-                        "n_splits": len(A),
-                    }
-                )
-        if rows:
-            return pd.DataFrame(rows), method
-    return pd.DataFrame(), None
+            if r["status"] == "ok" and r["method"] == method:
+                longest[r["dataset"]] = r
+    rows = []
+    for r in longest.values():
+        method = r["method"]
+        staged = [f.get("staged_test_auc") for f in r["folds"]]
+        if not staged or any(s is None for s in staged):
+            continue
+        A = 100.0 * np.array(staged)
+        ds = names.get(r["original_dataset"], r["dataset"])
+        for t in range(A.shape[1]):
+            rows.append(
+                {
+                    "dataset": ds,
+                    "iteration": t + 1,
+                    "auc_mean": A[:, t].mean(),
+                    "auc_std": A[:, t].std(ddof=1) if len(A) > 1 else np.nan,
+                    "n_splits": len(A),
+                    "method": method,
+                }
+            )
+    if not rows:
+        return pd.DataFrame(), None
+    df = pd.DataFrame(rows)
+    return df, "/".join(m for m in CURVE_METHODS if m in set(df.method))
 
 
 def fig2(curves: pd.DataFrame, t: pd.DataFrame, method: str, out_dir: Path) -> None:
@@ -182,13 +191,12 @@ def fig2(curves: pd.DataFrame, t: pd.DataFrame, method: str, out_dir: Path) -> N
     fig, axes = plt.subplots(2, 3, figsize=(10, 5.6), squeeze=False)
     for ax, ds in zip(axes.ravel(), order):
         c = curves[curves.dataset == ds]
-        label = DISPLAY.get(method, method)
-        ax.plot(c.iteration, c.auc_mean, "b-", lw=1.2, label=label)
+        ax.plot(c.iteration, c.auc_mean, "b-", lw=1.2, label="ARBF")
         komd = t[(t.dataset == ds) & (t.method == "komd")].auc_mean
         if len(komd) and np.isfinite(komd.iloc[0]):
             ax.plot(c.iteration, np.full(len(c), komd.iloc[0]), "r:", lw=1.5,
                     label="KOMD")
-        ax.set_title(ds, fontsize=9)
+        ax.set_title(f"{ds} ({c.method.iloc[0]})", fontsize=9)
         ax.set_xlabel("iteration", fontsize=8)
         ax.set_ylabel("AUC %", fontsize=8)
         ax.tick_params(labelsize=7)
