@@ -24,6 +24,7 @@ help:
 	@echo "make reproduce-all       every artifact above, then the site, with a summary"
 	@echo "make site                build the report site under site/ (open site/index.html)"
 	@echo "make setup-cluster       add Ray, submitit and selenium (cluster and browser tests)"
+	@echo "make reproduce-arbf      rerun arbf Table 1 + Fig. 2 (AUC, 6 methods x 6 datasets)"
 	@echo "make datasets            list every dataset and where it comes from"
 	@echo "make bench               solver benchmarks (ratios against references)"
 
@@ -105,7 +106,8 @@ reproduce-kdml: setup
 REPRODUCE_ALL := mlsvm:table1:reproduce-table1 mlsvm:table2:reproduce-mlsvm-table2 \
                  wrbf:table1:reproduce-wrbf \
                  lmnnmkl:table1:reproduce-lmnnmkl-table1 \
-                 lmnnmkl:table2:reproduce-lmnnmkl-table2 kdml:fig1:reproduce-kdml
+                 lmnnmkl:table2:reproduce-lmnnmkl-table2 arbf:table1:reproduce-arbf \
+                 kdml:fig1:reproduce-kdml
 
 reproduce-all: setup
 	@t0=$$(date +%s); lines=(); \
@@ -147,6 +149,14 @@ reproduce-lmnnmkl-table2: setup
 	$(BIN)/python -m runners.run experiment=lmnnmkl_table2 method=knn1 kernel=none $(ARGS) && \
 	$(BIN)/python -m reports lmnnmkl_table2 && \
 	echo "reproduce-lmnnmkl-table2 wall time: $$(( $$(date +%s) - start )) s"
+
+.PHONY: reproduce-arbf reproduce-arbf-table1
+reproduce-arbf reproduce-arbf-table1: setup
+	@start=$$(date +%s); \
+	$(BIN)/python -m runners.run experiment=arbf_table1 $(ARGS) && \
+	$(BIN)/python -m runners.run experiment=arbf_table1 method=arbf_t150 $(ARGS) && \
+	$(BIN)/python -m reports arbf_table1 && \
+	echo "reproduce-arbf wall time: $$(( $$(date +%s) - start )) s"
 
 
 clean-results:

@@ -16,6 +16,7 @@ REPORTS = {
     "kdml_reduced": "reports.kdml:kdml_reduced",
     "lmnnmkl_table1": "reports.lmnnmkl:table1",
     "lmnnmkl_table2": "reports.lmnnmkl:table2",
+    "arbf_table1": "reports.arbf:table1",
 }
 
 

@@ -199,18 +199,22 @@ def _problems(cfg: DictConfig | Mapping[str, Any]) -> list[str]:
     for method, grid in grids.items():
         if grid is None:
             continue
-        if not isinstance(grid, Mapping):
-            out.append(
-                f"search.grids.{method}={grid!r}: must map a parameter to a list "
-                f"of values, e.g. search.grids.{method}.C=[1,10]"
-            )
-            continue
-        for param, values in grid.items():
-            if not isinstance(values, (list, tuple)) or len(values) == 0:
+        # a list of grids: selection in stages (protocols.sequential_search, arbf)
+        stages = grid if isinstance(grid, (list, tuple)) and grid else [grid]
+        for i, stage in enumerate(stages):
+            where = f"search.grids.{method}" + (f"[{i}]" if stages is grid else "")
+            if not isinstance(stage, Mapping):
                 out.append(
-                    f"search.grids.{method}.{param}={values!r}: must be a non-empty "
-                    f"list of values, e.g. search.grids.{method}.{param}=[1,10]"
+                    f"{where}={stage!r}: must map a parameter to a list of values, "
+                    f"e.g. search.grids.{method}.C=[1,10]"
                 )
+                continue
+            for param, values in stage.items():
+                if not isinstance(values, (list, tuple)) or len(values) == 0:
+                    out.append(
+                        f"{where}.{param}={values!r}: must be a non-empty list of "
+                        f"values, e.g. search.grids.{method}.{param}=[1,10]"
+                    )
     return out
 
 

@@ -183,6 +183,7 @@ class FoldResult:
     solver: dict[str, Any]
     inner_convergence_warnings: int
     embedding: list[list[float]] | None = None
+    staged_test_auc: list[float] | None = None
 
 
 def solver_diagnostics(estimator: Any) -> dict[str, Any]:
@@ -215,6 +216,44 @@ def solver_diagnostics(estimator: Any) -> dict[str, Any]:
     return out
 
 
+def sequential_search(
+    estimator: Any,
+    X: np.ndarray,
+    y: np.ndarray,
+    stages: Sequence[Mapping[str, Sequence[Any]]],
+    cv: Any,
+    scoring: str,
+) -> tuple[Any, dict[str, Any], float, dict[str, float]]:
+    """Grid search stage by stage on the same inner splits, then refit the best.
+
+    Stage k searches its own grid with the best values of the stages before it
+    fixed (a later stage may re-set a parameter, e.g. ARBF's ``n_iter``). For
+    methods whose paper selects in steps, as arbf Alg. 1 step 0 takes beta0 and
+    lambda from KOMD validation before mu and tau are chosen.
+    Returns ``(model, best_params, refit_seconds, {"stage<k>:<params>": 1 - score})``.
+    """
+    best: dict[str, Any] = {}
+    inner_err: dict[str, float] = {}
+    search = None
+    for k, stage in enumerate(stages):
+        search = GridSearchCV(
+            clone(estimator).set_params(**best),
+            param_grid={p: list(v) for p, v in stage.items()},
+            cv=cv,
+            scoring=scoring,
+            refit=k == len(stages) - 1,
+            n_jobs=1,
+            error_score="raise",
+        )
+        search.fit(X, y)
+        best.update(search.best_params_)
+        for params, score in zip(
+            search.cv_results_["params"], search.cv_results_["mean_test_score"]
+        ):
+            inner_err[f"stage{k}:{_param_label(params)}"] = float(1.0 - score)
+    return search.best_estimator_, best, float(search.refit_time_), inner_err
+
+
 def evaluate_split(
     estimator: Any,
     X: np.ndarray,
@@ -224,20 +263,30 @@ def evaluate_split(
     grid: Mapping[str, Sequence[Any]] | None,
     protocol: Mapping[str, Any],
     seed_parts: Sequence[object],
+    scoring: str = "accuracy",
 ) -> dict[str, Any]:
-    """Select hyper-parameters on ``train``, refit, and predict ``test``."""
+    """Select hyper-parameters on ``train``, refit, and predict ``test``.
+
+    ``scoring`` is the configured ``search.scoring`` (a scikit-learn scorer name);
+    ``inner_mean_test_error`` records ``1 - score`` for every candidate.
+    """
     X_tr, y_tr = _safe_split(estimator, X, y, train)
-    X_te, _ = _safe_split(estimator, X, y, test, train)
+    X_te, y_te = _safe_split(estimator, X, y, test, train)
     inner_err: dict[str, float] = {}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ConvergenceWarning)
         t0 = time.perf_counter()
-        if grid_size(grid) > 1:
+        if isinstance(grid, Sequence):  # selection in stages (sequential_search)
+            model, best, fit_seconds, inner_err = sequential_search(
+                estimator, X_tr, y_tr, grid,
+                _inner_cv(y_tr, protocol, seed_parts), scoring,
+            )
+        elif grid_size(grid) > 1:
             search = GridSearchCV(
                 clone(estimator),
                 param_grid={k: list(v) for k, v in grid.items()},
                 cv=_inner_cv(y_tr, protocol, seed_parts),
-                scoring="accuracy",
+                scoring=scoring,
                 refit=True,
                 n_jobs=1,
                 error_score="raise",
@@ -274,6 +323,16 @@ def evaluate_split(
         # a kNN classifier embeds through its fitted metric learner (MetricKNN)
         mapper = model if hasattr(model, "transform") else model.metric_learner_
         embedding = np.asarray(mapper.transform(X_te), dtype=float).tolist()
+    staged_auc = None
+    if decision is not None and hasattr(model, "staged_decision_function"):
+        # test AUC after every iteration (ARBF, arbf Fig. 2), as GradientBoosting's
+        from sklearn.metrics import roc_auc_score
+
+        positive = np.asarray(y_te) == model.classes_[1]
+        staged_auc = [
+            float(roc_auc_score(positive, s))
+            for s in model.staged_decision_function(X_te)
+        ]
     return {
         "embedding": embedding,
         "model": model,
@@ -286,6 +345,7 @@ def evaluate_split(
         "predict_seconds": predict_seconds,
         "solver": solver_diagnostics(model),
         "inner_convergence_warnings": n_warn,
+        "staged_test_auc": staged_auc,
     }
 
 
@@ -298,12 +358,14 @@ def evaluate(
     protocol: Mapping[str, Any],
     seed_parts: Sequence[object],
     on_split: Callable[[int], None] | None = None,
+    scoring: str = "accuracy",
 ) -> list[FoldResult]:
     """Run :func:`evaluate_split` on every outer split."""
     results = []
     for i, (rep, j, train, test) in enumerate(splits):
         r = evaluate_split(
-            estimator, X, y, train, test, grid, protocol, (*seed_parts, rep, j)
+            estimator, X, y, train, test, grid, protocol, (*seed_parts, rep, j),
+            scoring=scoring,
         )
         results.append(
             FoldResult(
@@ -320,6 +382,7 @@ def evaluate(
                 solver=r["solver"],
                 inner_convergence_warnings=r["inner_convergence_warnings"],
                 embedding=r["embedding"],
+                staged_test_auc=r["staged_test_auc"],
             )
         )
         if on_split is not None:

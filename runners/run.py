@@ -59,15 +59,20 @@ def key_config(cfg: DictConfig) -> dict[str, Any]:
         # the description is prose: editing it must not invalidate finished runs
         "protocol": {k: v for k, v in c["protocol"].items() if k != "description"},
         "grid": method_grid(cfg),
+        # only when not the default, so records of accuracy-selected runs keep keys
+        **({"scoring": c["search"]["scoring"]}
+           if c["search"]["scoring"] != "accuracy" else {}),
         "seed": c["seed"],
         "code_version": code_version(),
     }
 
 
-def method_grid(cfg: DictConfig) -> dict[str, list[Any]]:
+def method_grid(cfg: DictConfig) -> dict[str, list[Any]] | list[dict[str, list[Any]]]:
     grids = OmegaConf.to_container(cfg.search.grids, resolve=True, enum_to_str=True)
     grids = grids or {}
     grid = grids.get(cfg.method_id, grids.get("default", {}))
+    if isinstance(grid, list):  # selection in stages (protocols.sequential_search)
+        return [{k: list(v) for k, v in stage.items()} for stage in grid]
     return {k: list(v) for k, v in (grid or {}).items()}
 
 
@@ -343,13 +348,19 @@ def _run(cfg: DictConfig, kc: Mapping[str, Any]) -> dict[str, Any]:
     check_psd = cfg.protocol.check_psd
     if cfg.protocol.preprocess_scope == "dataset" or cfg.protocol.preprocess == "none":
         estimator, Xin = build_input(estimator, X, kc["kernel"], check_psd)
-        folds = evaluate(estimator, Xin, y, splits, kc["grid"], protocol, seed_parts)
+        folds = evaluate(
+            estimator, Xin, y, splits, kc["grid"], protocol, seed_parts,
+            scoring=cfg.search.scoring,
+        )
     else:
         folds = []
         for est, Xin, split in _fold_inputs(
             estimator, X, splits, cfg.protocol.preprocess, kc["kernel"], check_psd
         ):
-            folds += evaluate(est, Xin, y, [split], kc["grid"], protocol, seed_parts)
+            folds += evaluate(
+                est, Xin, y, [split], kc["grid"], protocol, seed_parts,
+                scoring=cfg.search.scoring,
+            )
     n = len(y)
     index = np.concatenate([f.test_idx for f in folds])
     y_pred = np.concatenate([f.y_pred for f in folds])
@@ -387,6 +398,11 @@ def _run(cfg: DictConfig, kc: Mapping[str, Any]) -> dict[str, Any]:
                 "solver": f.solver,
                 "inner_convergence_warnings": f.inner_convergence_warnings,
                 **({"embedding": f.embedding} if f.embedding is not None else {}),
+                **(
+                    {"staged_test_auc": f.staged_test_auc}
+                    if f.staged_test_auc is not None
+                    else {}
+                ),
             }
             for f in folds
         ],

@@ -25,6 +25,7 @@ from methods import (
 )
 from methods._multiclass import binary_problems, class_pairs, ovo_scores
 from methods.kernels import KernelSpec, kernel_stack, pairwise_kernel
+from methods.komd import ARBF, KOMD
 from methods.metric_learning import (
     ITML,
     KLMNN,
@@ -37,6 +38,7 @@ from methods.metric_learning import (
     LMNNSingleKernel,
     MetricKNN,
 )
+from methods.metric_learning._gb_lmnn import GBLMNN
 from runners.protocols import solver_diagnostics
 
 # Two small kernels keep the MKL checks fast; the 20-kernel bank is tested elsewhere.
@@ -79,6 +81,10 @@ ESTIMATORS = [
     LMNNSingleKernel(n_neighbors=1, check_psd=False, lmnn_params={"max_iter": 30}),
     NRLMNNMKL(n_neighbors=1, check_psd=False, lmnn_params={"max_iter": 30}),
     LMNNMKLP(n_neighbors=1, check_psd=False, lmnn_params={"max_iter": 30}),
+    KOMD(),
+    KOMD(kernel="precomputed"),
+    ARBF(n_iter=2),
+    GBLMNN(n_neighbors=1, n_estimators=3),
 ]
 
 
@@ -110,6 +116,13 @@ def _expected_failures(estimator) -> dict[str, str]:
                 "score_rule='margin' ranks by neighbour distances, not by the vote"
             )
         return failures
+    if isinstance(estimator, GBLMNN):
+        return {
+            "check_fit2d_1sample": (
+                "target neighbours need n_neighbors + 1 samples per class; the "
+                "ValueError says so in its own words"
+            )
+        }
     if isinstance(estimator, WRBFSVM) and estimator.n_iter == 0:
         return {
             "check_non_transformer_estimators_n_iter": (

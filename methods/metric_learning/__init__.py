@@ -4,6 +4,7 @@ One private module per method; the public names are re-exported here. Other
 metric-learning methods add their module and an export line below.
 """
 
+from methods.metric_learning._gb_lmnn import GBLMNN
 from methods.metric_learning._itml import ITML
 from methods.metric_learning._kdml import KDMLFixedKernel, KDMLParamKernel
 from methods.metric_learning._klmnn import KLMNN, KPCAMap
@@ -17,6 +18,7 @@ from methods.metric_learning._lmnn_mkl import (
 )
 
 __all__ = [
+    "GBLMNN",
     "LMNN",
     "MetricKNN",
     "lmnn_loss",

@@ -78,3 +78,17 @@ def test_compose_config_keeps_its_overrides_for_the_record(tmp_path, monkeypatch
     rec = run_job(compose_config(overrides))
     assert rec["status"] == "skip"
     assert rec["overrides"] == overrides
+
+
+def test_staged_grids_are_checked_stage_by_stage():
+    # arbf_table1 selects ARBF in stages (a list of grids): valid as composed ...
+    cfg = compose_config(["experiment=arbf_table1", "method=arbf_t20"])
+    assert len(cfg.search.grids.arbf_t20) == 2  # two stages
+    validate_config(cfg)
+    # ... and an empty list inside one stage is named with its stage index
+    with pytest.raises(ConfigError, match=r"search\.grids\.x\[0\]\.C"):
+        validate_config(
+            compose_config(
+                ["experiment=arbf_table1", "method=arbf_t20", "search.grids.x=[{C:[]}]"]
+            )
+        )

@@ -90,3 +90,57 @@ def test_nested_training_sets_are_the_ones_evaluate_fits_on():
     sets = nested_training_sets(y, proto, "toy", 3)
     expected = sorted(tuple(np.sort(tr)) for tr, _ in sets)
     assert seen == expected
+
+
+TVT = {
+    "kind": "train_val_test",
+    "repetitions": 1,
+    "stratified": True,
+    "train_fraction": 0.8,
+    "val_fraction": 0.125,
+}
+
+
+def _binary_data(n=80, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, size=(n, 3))
+    y = np.where(X[:, 0] + 0.4 * rng.normal(size=n) > 0, 1, -1)
+    return X, y
+
+
+def test_scoring_staged_auc_and_selection_in_stages():
+    from sklearn.metrics import roc_auc_score
+
+    from methods.komd import ARBF
+    from runners.protocols import _inner_cv, evaluate_split
+
+    X, y = _binary_data()
+    ((_, _, train, test),) = outer_splits(y, TVT, "toy", 0)
+    stages = [
+        {"beta0": [0.1, 1.0], "lam": [0.1, 0.5], "n_iter": [0]},
+        {"mu": [1.0, 100.0], "n_iter": [4]},
+    ]
+    r = evaluate_split(
+        ARBF(), X, y, train, test, stages, TVT, ("toy", 0, 0, 0), scoring="roc_auc"
+    )
+    assert set(r["best_params"]) == {"beta0", "lam", "mu", "n_iter"}
+    assert r["best_params"]["n_iter"] == 4 and r["model"].n_iter == 4
+    # stage 0 chose beta0, lam by validation AUC of the n_iter = 0 model (KOMD)
+    itr, ite = next(
+        _inner_cv(y[train], TVT, ("toy", 0, 0, 0)).split(X[train], y[train])
+    )
+    Xa, ya, Xv, yv = X[train][itr], y[train][itr], X[train][ite], y[train][ite]
+    aucs = {
+        (b, lam): roc_auc_score(
+            yv, ARBF(beta0=b, lam=lam, n_iter=0).fit(Xa, ya).decision_function(Xv)
+        )
+        for b in (0.1, 1.0)
+        for lam in (0.1, 0.5)
+    }
+    for (b, lam), auc in aucs.items():
+        key = f"stage0:beta0={b!r},lam={lam!r},n_iter=0"
+        assert r["inner_mean_test_error"][key] == pytest.approx(1 - auc)
+    assert len(r["staged_test_auc"]) == 4
+    assert r["staged_test_auc"][-1] == pytest.approx(
+        roc_auc_score(y[test], r["decision"])
+    )

@@ -1,0 +1,105 @@
+"""GB-LMNN (Kedem et al. 2012): loss, gradient and the boosting descent."""
+
+import numpy as np
+import pytest
+
+from methods.metric_learning._gb_lmnn import GBLMNN, _target_neighbors, gb_lmnn_loss
+
+
+def _data(n=60, d=4, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    y = (X[:, 0] * X[:, 1] > 0).astype(int)  # not linearly separable
+    return X, y
+
+
+def _dense_loss(Phi, y, tn, mu, margin):
+    value = 0.0
+    for i in range(len(y)):
+        for j in tn[i]:
+            dij = np.sum((Phi[i] - Phi[j]) ** 2)
+            value += (1 - mu) * dij
+            for l in range(len(y)):
+                if y[l] != y[i]:
+                    value += mu * max(
+                        0.0, margin + dij - np.sum((Phi[i] - Phi[l]) ** 2)
+                    )
+    return value
+
+
+def test_loss_equals_the_dense_triplet_sum_and_its_gradient():
+    X, y = _data(25, 3)
+    tn = _target_neighbors(X, y, 2)
+    value, G = gb_lmnn_loss(X, y, tn, 0.3, 1.0)
+    assert value == pytest.approx(_dense_loss(X, y, tn, 0.3, 1.0))
+    h = 1e-6
+    rng = np.random.default_rng(1)
+    for _ in range(6):
+        i, c = rng.integers(25), rng.integers(3)
+        E = np.zeros_like(X)
+        E[i, c] = h
+        fd = (
+            gb_lmnn_loss(X + E, y, tn, 0.3)[0] - gb_lmnn_loss(X - E, y, tn, 0.3)[0]
+        ) / (2 * h)
+        assert G[i, c] == pytest.approx(fd, rel=1e-5, abs=1e-6)
+
+
+def test_loss_decreases_over_boosting_rounds():
+    X, y = _data()
+    m = GBLMNN(n_estimators=20, random_state=0).fit(X, y)
+    assert len(m.loss_) == len(m.estimators_) + 1 >= 10
+    assert np.all(np.diff(m.loss_) < 0)
+    assert m.loss_[-1] < 0.5 * m.loss_[0]
+    # transform reproduces the embedding the loss was evaluated on
+    tn = m.target_neighbors_
+    assert gb_lmnn_loss(m.transform(X), y, tn)[0] == pytest.approx(m.loss_[-1])
+
+
+def test_too_few_samples_per_class_is_refused():
+    X, _ = _data(10)
+    y = np.array([0] * 9 + [1])
+    with pytest.raises(ValueError, match="GB-LMNN needs 4 samples per class"):
+        GBLMNN(n_neighbors=3).fit(X, y)
+
+
+def test_cached_refit_equals_a_fresh_fit():
+    from methods.metric_learning import _gb_lmnn
+
+    X, y = _data()
+    a = GBLMNN(n_estimators=5, random_state=0).fit(X, y)
+    _gb_lmnn._FIT_CACHE.clear()
+    b = GBLMNN(n_estimators=5, random_state=0).fit(X, y)
+    c = GBLMNN(n_estimators=5, random_state=0).fit(X, y)  # from the cache
+    np.testing.assert_array_equal(a.transform(X), b.transform(X))
+    np.testing.assert_array_equal(c.transform(X), b.transform(X))
+    d = GBLMNN(n_estimators=5, random_state=0).fit(X + 1e-3, y)
+    assert not np.array_equal(d.transform(X), b.transform(X))
+
+
+def test_cached_metric_learner_fits_once_per_training_set():
+    from methods.metric_learning._cached import _CACHE, CachedMetricLearner
+
+    X, y = _data()
+    _CACHE.clear()
+    a = CachedMetricLearner(GBLMNN(n_estimators=3, random_state=0)).fit(X, y)
+    b = CachedMetricLearner(GBLMNN(n_estimators=3, random_state=0)).fit(X, y)
+    assert a.estimator_ is b.estimator_ and len(_CACHE) == 1
+    c = CachedMetricLearner(GBLMNN(n_estimators=4, random_state=0)).fit(X, y)
+    assert c.estimator_ is not a.estimator_
+    np.testing.assert_array_equal(
+        a.transform(X), GBLMNN(n_estimators=3, random_state=0).fit(X, y).transform(X)
+    )
+
+
+def test_fewer_rounds_from_the_cache_equal_a_fresh_fit():
+    from methods.metric_learning import _gb_lmnn
+
+    X, y = _data()
+    _gb_lmnn._FIT_CACHE.clear()
+    GBLMNN(n_estimators=8, random_state=0).fit(X, y)
+    short = GBLMNN(n_estimators=3, random_state=0).fit(X, y)  # prefix of the 8
+    _gb_lmnn._FIT_CACHE.clear()
+    fresh = GBLMNN(n_estimators=3, random_state=0).fit(X, y)
+    assert len(short.estimators_) == len(fresh.estimators_) == 3
+    np.testing.assert_array_equal(short.transform(X), fresh.transform(X))
+    np.testing.assert_array_equal(short.loss_, fresh.loss_)

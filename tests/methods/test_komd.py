@@ -1,0 +1,80 @@
+"""KOMD (arbf Sec. 3, eq. 2): the compiled SMO against the dense cvxopt QP."""
+
+import numpy as np
+import pytest
+from sklearn.metrics import roc_auc_score
+
+from methods.kernels import pairwise_kernel
+from methods.komd import KOMD, komd_objective, solve_komd
+from methods.komd._komd import uniform_gamma
+
+
+def _problem(n, seed, sigma=2.0, shift=0.7):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4))
+    y = np.where(X[:, 0] + shift * rng.normal(size=n) > 0, 1.0, -1.0)
+    return X, y, pairwise_kernel(X, kernel="gaussian", sigma=sigma)
+
+
+@pytest.mark.parametrize("lam", [0.0, 0.1, 0.5, 0.9])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_smo_reaches_the_cvxopt_optimum(lam, seed):
+    X, y, K = _problem(80, seed)
+    g, _, converged = solve_komd(K, y, lam, tol=1e-12)
+    ref = solve_komd(K, y, lam, solver="cvxopt")[0]
+    f, f_ref = komd_objective(K, y, lam, g), komd_objective(K, y, lam, ref)
+    assert converged
+    assert abs(f - f_ref) <= 1e-8 * abs(f_ref)
+    assert g.min() >= 0.0
+    assert g[y > 0].sum() == pytest.approx(1.0, abs=1e-12)
+    assert g[y < 0].sum() == pytest.approx(1.0, abs=1e-12)
+
+
+def test_smo_on_a_linear_kernel_with_overlapping_classes():
+    # lam = 0 with overlapping hulls: optimum 0, the slowest case of the SMO
+    X, y, _ = _problem(60, 3, shift=3.0)
+    K = X @ X.T
+    g, _, _ = solve_komd(K, y, 0.0, tol=1e-12)
+    ref = solve_komd(K, y, 0.0, solver="cvxopt")[0]
+    assert komd_objective(K, y, 0.0, g) <= komd_objective(K, y, 0.0, ref) + 1e-9
+
+
+def test_lambda_one_gives_the_uniform_solution():
+    # arbf Sec. 3: at lam = 1 the optimum is uniform over each class, and its value
+    # is ||gamma_unif||^2 = 1/|X+| + 1/|X-|
+    X, y, K = _problem(50, 2)
+    g, _, _ = solve_komd(K, y, 1.0)
+    n_pos, n_neg = int((y > 0).sum()), int((y < 0).sum())
+    np.testing.assert_allclose(g, np.where(y > 0, 1 / n_pos, 1 / n_neg), atol=1e-12)
+    assert komd_objective(K, y, 1.0, g) == pytest.approx(1 / n_pos + 1 / n_neg)
+    np.testing.assert_allclose(uniform_gamma(y), g, atol=1e-12)
+
+
+def test_estimator_precomputed_equals_gaussian():
+    X, y, K = _problem(60, 4, sigma=1.5)
+    a = KOMD(lam=0.1, sigma=1.5).fit(X, y)
+    b = KOMD(lam=0.1, kernel="precomputed").fit(K, y)
+    np.testing.assert_allclose(a.decision_function(X), b.decision_function(K))
+    assert a.converged_ and a.objective_ == pytest.approx(b.objective_)
+    assert roc_auc_score(y, a.decision_function(X)) > 0.8
+
+
+def test_decision_is_the_dual_expansion_with_midpoint_bias():
+    X, y, K = _problem(40, 5)
+    m = KOMD(lam=0.5, kernel="precomputed").fit(K, y)
+    f = K @ (y * m.gamma_)
+    mid = 0.5 * (m.gamma_[y > 0] @ f[y > 0] + m.gamma_[y < 0] @ f[y < 0])
+    np.testing.assert_allclose(m.decision_function(K), f - mid)
+
+
+@pytest.mark.parametrize("lam", [-0.1, 1.5])
+def test_lambda_outside_unit_interval_is_refused(lam):
+    X, y, _ = _problem(20, 0)
+    with pytest.raises(ValueError, match="'lam' parameter of KOMD"):
+        KOMD(lam=lam).fit(X, y)
+
+
+def test_more_than_two_classes_is_refused():
+    X, _, _ = _problem(30, 0)
+    with pytest.raises(ValueError, match="KOMD is a binary method"):
+        KOMD().fit(X, np.arange(30) % 3)
