@@ -131,7 +131,7 @@ def nested_training_sets(
     Each outer split's training part (the refit) followed by the inner splits of its
     grid search, exactly as :func:`evaluate` with
     ``seed_parts=fold_seed_parts(dataset, seed)`` draws them; for checks that must
-    see the same training sets as a run (reports/mlsvm_checks.py).
+    see the same training sets as a run (``protocol.kind=nested_training_sets``).
     """
     parts = fold_seed_parts(dataset, seed)
     for rep, j, train, test in outer_splits(y, protocol, dataset, seed):
