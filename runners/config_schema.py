@@ -56,6 +56,9 @@ class ProtocolConfig:
         ``train_fraction``; the grid (if any) is searched by ``inner_folds``-fold CV.
         ``train_val_test``: as ``repeated_splits`` but the grid is searched on one
         validation split of ``val_fraction`` of the training part.
+        ``nested_training_sets``: for checks; every training set ``nested_cv`` fits
+        (each outer training part, then its inner ones), every grid point fitted on
+        each, no selection (:func:`runners.protocols.evaluate_every_fit`).
     preprocess
         ``none``, ``standardize`` or ``minmax_pm1`` (see :func:`datasets.preprocess`).
     preprocess_scope

