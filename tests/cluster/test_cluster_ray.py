@@ -17,7 +17,8 @@ import time
 from pathlib import Path
 
 import pytest
-from cluster_sweeps import (
+
+from tests.cluster.cluster_sweeps import (
     BIN,
     ONE_JOB,
     SWEEP,

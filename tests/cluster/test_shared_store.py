@@ -15,15 +15,15 @@ import time
 from pathlib import Path
 
 import pytest
-from cluster_sweeps import (
+
+from runners.store import ResultStore
+from tests.cluster.cluster_sweeps import (
     BIN,
     ONE_JOB,
     assert_same_predictions,
     load_records,
     sweep_env,
 )
-
-from runners.store import ResultStore
 
 pytestmark = pytest.mark.cluster
 
