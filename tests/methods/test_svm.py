@@ -336,3 +336,37 @@ def test_psd_check_leaves_input_untouched():
     with pytest.raises(NonPSDKernelError):
         check_psd_kernel(Kf)
     np.testing.assert_array_equal(Kf, before)
+
+
+# ------------------------------------------------------------ SVM-FDA reuse
+def test_svmfda_transform_reuse_is_exact(wdbc, monkeypatch):
+    from methods.svm import _estimators
+
+    X, y = wdbc
+    fits = {}
+    for cached in (False, True):
+        _estimators._TRANSFORM_CACHE.clear()
+        for C in (0.1, 1.0, 10.0):
+            if not cached:
+                _estimators._TRANSFORM_CACHE.clear()
+            est = SVMFDA(C=C, lam=0.5, normalize="cosine").fit(X, y)
+            fits[cached, C] = est
+        assert len(_estimators._TRANSFORM_CACHE) == 1
+    for C in (0.1, 1.0, 10.0):
+        a, b = fits[False, C], fits[True, C]
+        for attr in ("dual_coef_", "intercept_", "coef_"):
+            np.testing.assert_array_equal(getattr(a, attr), getattr(b, attr))
+        np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
+    # A different lambda is a different transform.
+    SVMFDA(C=1.0, lam=2.0, normalize="cosine").fit(X, y)
+    assert len(_estimators._TRANSFORM_CACHE) == 2
+
+
+def test_svmfda_fit_builds_no_gram_matrix(wdbc, monkeypatch):
+    X, y = wdbc
+
+    def no_gram(self, *args, **kwargs):
+        raise AssertionError("SVMFDA built a Gram matrix")
+
+    monkeypatch.setattr(SVMFDA, "_gram", no_gram)
+    SVMFDA(C=1.0, lam=0.5).fit(X, y).predict(X)
