@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+from scipy.linalg.blas import dsymv
 from scipy.linalg.lapack import dpotrf
 
 from methods.exceptions import NonPSDKernelError
@@ -39,21 +40,28 @@ def _check_from_eigenvalues(S: np.ndarray, asym: float, eps: float, what: str) -
         )
 
 
-def _symmetrize_into(S: np.ndarray, K: np.ndarray) -> float:
-    """``S = (K + K') / 2`` column block by column block; returns max |K - K'|.
+def _symmetrize_into(S: np.ndarray, K: np.ndarray) -> tuple[float, float]:
+    """Lower triangle of ``S = (K + K') / 2``; returns (max |K - K'|, ||S||_F).
 
-    Elementwise the same operations as ``(K + K.T) / 2``, so bit-identical, with
-    temporaries of ``n * _BLOCK`` doubles instead of two n x n arrays.
+    Elementwise the same operations as ``(K + K.T) / 2``, so bit-identical, and
+    LAPACK's potrf and numpy's ``eigvalsh`` (``UPLO="L"``) read only the lower
+    triangle. Column blocks of the lower triangle: half the work, temporaries of
+    ``n * _BLOCK`` doubles instead of two n x n arrays.
     """
     n = K.shape[0]
     asym = 0.0
+    fro2 = 0.0
     for j0 in range(0, n, _BLOCK):
         j1 = min(j0 + _BLOCK, n)
-        cols = K[:, j0:j1].astype(np.float64, copy=False)
-        rows_t = K[j0:j1, :].T.astype(np.float64, copy=False)
+        cols = K[j0:, j0:j1].astype(np.float64, copy=False)
+        rows_t = K[j0:j1, j0:].T.astype(np.float64, copy=False)
         asym = max(asym, float(np.max(np.abs(cols - rows_t))))
-        S[:, j0:j1] = (cols + rows_t) / 2.0
-    return asym
+        block = (cols + rows_t) / 2.0
+        S[j0:, j0:j1] = block
+        # The diagonal square block holds both triangles; the rest counts twice.
+        fro2 += float(np.sum(block[: j1 - j0] ** 2))
+        fro2 += 2.0 * float(np.sum(block[j1 - j0 :] ** 2))
+    return asym, float(np.sqrt(fro2))
 
 
 def check_psd_kernel(K: np.ndarray, *, what: str = "training kernel matrix") -> None:
@@ -72,8 +80,8 @@ def check_psd_kernel(K: np.ndarray, *, what: str = "training kernel matrix") -> 
     backward error (a few ``sqrt(n) eps ||S||`` in practice, against the other
     half of the tolerance, ``n eps ||S|| / 2``). Only when the certificate fails
     (an indefinite or nearly singular ``S``, or an asymmetry between the two
-    bounds) is the verdict taken from the eigenvalues, exactly as before. Memory:
-    one n x n float64 work array.
+    bounds) is the verdict taken from the eigenvalues, exactly as before. Only
+    lower triangles are formed; memory: one n x n float64 work array.
     """
     K = np.asarray(K)
     dtype = K.dtype if K.dtype in (np.float16, np.float32) else np.float64
@@ -85,21 +93,20 @@ def check_psd_kernel(K: np.ndarray, *, what: str = "training kernel matrix") -> 
         asym = float(np.max(np.abs(K64 - K64.T))) if K64.size else 0.0
         _check_from_eigenvalues((K64 + K64.T) / 2.0, asym, eps, what)
         return
-    S = np.empty((n, n), dtype=np.float64, order="F")
-    asym = _symmetrize_into(S, K)
+    # Zeros (lazily mapped): the upper triangle stays 0, read by no routine here.
+    S = np.zeros((n, n), dtype=np.float64, order="F")
+    asym, upper = _symmetrize_into(S, K)
     # Bounds on ||S||_2 = abs(w).max(): a lower one (the diagonal and a few power
     # steps; ||S v|| / ||v|| <= ||S||_2 for every v) and an upper one (Frobenius).
-    diag = np.diagonal(S).copy()
-    lower = float(np.abs(diag).max())
+    lower = float(np.abs(np.diagonal(S)).max())
     v = np.ones(n)
     for _ in range(_POWER_STEPS):
-        Sv = S @ v
+        Sv = dsymv(1.0, S, v, lower=1)
         norm_v = float(np.linalg.norm(v))
         lower = max(lower, float(np.linalg.norm(Sv)) / norm_v)
         if not np.any(Sv):
             break
         v = Sv / float(np.linalg.norm(Sv))
-    upper = float(np.linalg.norm(S))
     if asym > np.sqrt(eps) * max(upper, 1.0):
         _raise_asymmetric(what, asym)
     if asym <= np.sqrt(eps) * max(lower, 1.0):
