@@ -16,26 +16,43 @@ features (seed 0), as no larger UCI set is part of the mlsvm experiments.
 SVC is timed with its default tol = 1e-3 (the target reference) and with our
 tol = 1e-4 (same stopping rule, printed for information).
 
+Scaling section (``--scaling``, issue 14): the ``SVM`` estimator (precomputed
+kernel, ``check_psd=False``, default solver "auto") against SVC (tol 1e-3) on
+``make_classification`` data (20 features, 10% label noise, seed 0,
+standardized) at n = 1000, 2000, 4000 (and 8000 with ``--full``), Gaussian
+(sigma = sqrt(10), i.e. SVC's gamma = "scale") and cosine-normalized linear
+kernels, C in {1, 100, 1000}: time ratio per cell, median and worst, the fitted
+exponents of time against n, the largest decision-value difference from SVC
+with both at tol 1e-4, and the peak memory a fit adds (resident set size
+high-water mark in a forked child, reset through /proc/self/clear_refs; the
+kernel is already resident). Also the cost of ``check_psd_kernel`` relative to
+the fit on the Gaussian kernel.
+
 Usage::
 
     python benchmarks/bench_qp.py                # full grid, ~5 minutes
     python benchmarks/bench_qp.py --sizes 569    # one size
+    python benchmarks/bench_qp.py --scaling      # n <= 4000, ~10 minutes
+    python benchmarks/bench_qp.py --scaling --full   # adds n = 8000
+    python benchmarks/bench_qp.py --svmfda       # SVM-FDA C grid, ~10 s
 """
 
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import statistics
 import sys
 import time
 from collections.abc import Callable
 
 import numpy as np
-from sklearn.datasets import load_breast_cancer
+from sklearn.datasets import load_breast_cancer, make_classification
 from sklearn.model_selection import train_test_split
 from sklearn.svm import SVC
 from threadpoolctl import threadpool_limits
 
+from methods import SVM, check_psd_kernel
 from methods._kernels import pairwise_kernel
 from methods._qp import SMO_TOL, csvm_dual, solve_box_qp, svmm_dual
 
@@ -48,6 +65,14 @@ TARGET_SVC_WORST = 1.25  # ours / SVC, every C-SVM cell
 TARGET_SVMM_MS = 40.0  # SVM_m at n = 569, every cell
 TARGET_SVMM_SPEEDUP = 20.0  # cvxopt / ours, SVM_m at n = 569
 TARGET_GAP = 1e-6  # relative objective gap to cvxopt
+# Scaling section (issue 14).
+SCALING_SIZES = (1000, 2000, 4000)
+SCALING_CS = (1.0, 100.0, 1000.0)
+TARGET_SCALE_MEDIAN = 1.0  # SVM / SVC, median over the cells
+TARGET_SCALE_WORST = 1.25  # SVM / SVC, every cell
+TARGET_DECISION = 1e-3  # max |decision(SVM) - decision(SVC)|, both at tol 1e-4
+TARGET_MEMORY = 1.2  # peak memory added by a fit, SVM / SVC
+TARGET_PSD_CHECK = 0.10  # check_psd_kernel / fit at n = 4000
 
 
 def wdbc(n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -108,14 +133,225 @@ def run_cell(K, y, C, problem, repeats, cvx_repeats):
     return m, ours, gap
 
 
+def _status_kb(field: str) -> int:
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise RuntimeError(f"{field} not in /proc/self/status")
+
+
+def _peak_child(fn, conn) -> None:
+    with open("/proc/self/clear_refs", "w") as fh:
+        fh.write("5")  # reset the RSS high-water mark
+    rss0 = _status_kb("VmRSS")
+    with threadpool_limits(limits=1):
+        fn()
+    conn.send(_status_kb("VmHWM") - rss0)
+    conn.close()
+
+
+def peak_added_mb(fn: Callable[[], object]) -> float:
+    """Peak resident memory added by ``fn()``, in MB, run in a forked child."""
+    ctx = multiprocessing.get_context("fork")
+    parent, child = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_peak_child, args=(fn, child))
+    proc.start()
+    kb = parent.recv()
+    proc.join()
+    return kb / 1024.0
+
+
+def scaling_data(n: int, kernel: str) -> tuple[np.ndarray, np.ndarray]:
+    X, y = make_classification(
+        n_samples=n, n_features=20, n_informative=10, flip_y=0.1, random_state=0
+    )
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    if kernel == "gaussian":
+        K = pairwise_kernel(X, kernel="gaussian", sigma=np.sqrt(10.0))
+    else:
+        K = pairwise_kernel(X, kernel="linear", normalize="cosine")
+    return np.ascontiguousarray(K), y
+
+
+def scaling_cell(K, y, C, with_psd, repeats):
+    """Times (interleaved), decision difference at tol 1e-4, peak memory (MB)."""
+    ours = SVM(C=C, kernel="precomputed", check_psd=False)
+    svc = SVC(C=C, kernel="precomputed")
+    fns = {"svm": lambda: ours.fit(K, y), "svc": lambda: svc.fit(K, y)}
+    if with_psd:
+        fns["psd"] = lambda: check_psd_kernel(K)
+    m = measure(fns, repeats)
+    dec_ours = ours.fit(K, y).decision_function(K)
+    svc_tol = SVC(C=C, kernel="precomputed", tol=SMO_TOL).fit(K, y)
+    diff = float(np.max(np.abs(dec_ours - svc_tol.decision_function(K))))
+    mem_ours = peak_added_mb(lambda: ours.fit(K, y))
+    mem_svc = peak_added_mb(lambda: svc.fit(K, y))
+    return m, diff, mem_ours, mem_svc
+
+
+def scaling(sizes: list[int], repeats: int) -> int:
+    rows = []
+    header = (
+        f"{'n':>5} {'kernel':>8} {'C':>6} {'SVM s':>7} {'SVC s':>7} {'SVM/SVC':>7} "
+        f"{'|dec diff|':>10} {'SVM MB':>7} {'SVC MB':>7} {'mem ratio':>9}"
+    )
+    print(header)
+    print("-" * len(header))
+    psd = {}
+    # What a fork + pipe adds by itself, subtracted from every memory reading.
+    base_mb = statistics.median(peak_added_mb(lambda: None) for _ in range(3))
+    print(f"(peak memory: a no-op child adds {base_mb:.1f} MB, subtracted)")
+    for n in sizes:
+        for kernel in ("gaussian", "linear"):
+            K, y = scaling_data(n, kernel)
+            for C in SCALING_CS:
+                m, diff, mem_ours, mem_svc = scaling_cell(
+                    K, y, C, kernel == "gaussian" and C == 100.0, repeats
+                )
+                if "psd" in m:
+                    psd[n] = (m["psd"][0], m["svm"][0])
+                row = {
+                    "n": n,
+                    "kernel": kernel,
+                    "C": C,
+                    "svm": m["svm"][0],
+                    "svc": m["svc"][0],
+                    "diff": diff,
+                    "mem_svm": max(mem_ours - base_mb, 0.0),
+                    "mem_svc": max(mem_svc - base_mb, 0.0),
+                }
+                rows.append(row)
+                print(
+                    f"{n:5d} {kernel:>8} {C:6g} {row['svm']:7.3f} {row['svc']:7.3f} "
+                    f"{row['svm'] / row['svc']:7.2f} {diff:10.1e} "
+                    f"{row['mem_svm']:7.1f} {row['mem_svc']:7.1f} "
+                    f"{row['mem_svm'] / max(row['mem_svc'], 1.0):9.2f}",
+                    flush=True,
+                )
+    print()
+    ok = True
+
+    def report(label: str, value: str, passed: bool) -> None:
+        nonlocal ok
+        ok &= passed
+        print(f"  [{'ok' if passed else 'MISSED'}] {label}: {value}")
+
+    print("Scaling summary against the targets (issue 14)")
+    ratios = [r["svm"] / r["svc"] for r in rows]
+    worst = max(rows, key=lambda r: r["svm"] / r["svc"])
+    report(
+        f"median SVM/SVC <= {TARGET_SCALE_MEDIAN}",
+        f"{statistics.median(ratios):.2f} over {len(ratios)} cells",
+        statistics.median(ratios) <= TARGET_SCALE_MEDIAN,
+    )
+    report(
+        f"every cell SVM/SVC <= {TARGET_SCALE_WORST}",
+        f"worst {max(ratios):.2f} (n={worst['n']}, {worst['kernel']}, "
+        f"C={worst['C']:g})",
+        max(ratios) <= TARGET_SCALE_WORST,
+    )
+    if len(sizes) > 1:
+        for kernel in ("gaussian", "linear"):
+            for C in SCALING_CS:
+                cells = [r for r in rows if r["kernel"] == kernel and r["C"] == C]
+                logn = np.log([r["n"] for r in cells])
+                e_svm = np.polyfit(logn, np.log([r["svm"] for r in cells]), 1)[0]
+                e_svc = np.polyfit(logn, np.log([r["svc"] for r in cells]), 1)[0]
+                report(
+                    f"exponent {kernel} C={C:g}: SVM <= SVC",
+                    f"n^{e_svm:.2f} vs n^{e_svc:.2f}",
+                    e_svm <= e_svc + 0.05,
+                )
+    report(
+        f"decision values within {TARGET_DECISION:g} of SVC (tol 1e-4)",
+        f"largest {max(r['diff'] for r in rows):.1e}",
+        max(r["diff"] for r in rows) <= TARGET_DECISION,
+    )
+    # Ratios of MB-scale readings are noise: the denominator is at least 1 MB.
+    mem = [r["mem_svm"] / max(r["mem_svc"], 1.0) for r in rows if r["n"] >= 2000]
+    if mem:
+        report(
+            f"peak memory added by a fit, SVM/SVC <= {TARGET_MEMORY} (n >= 2000)",
+            f"worst {max(mem):.2f}, median {statistics.median(mem):.2f}",
+            max(mem) <= TARGET_MEMORY,
+        )
+    for n, (t_psd, t_fit) in sorted(psd.items()):
+        line = f"check_psd_kernel / fit at n={n} (gaussian, C=100)"
+        value = f"{t_psd / t_fit:.2f} ({t_psd:.2f} s / {t_fit:.2f} s)"
+        if n == 4000:
+            report(line + f" <= {TARGET_PSD_CHECK}", value, t_psd / t_fit <= 0.1)
+        else:
+            print(f"  [info] {line}: {value}")
+    return 0 if ok else 1
+
+
+def svmfda_grid(repeats: int) -> int:
+    """SVM-FDA over a C grid on one fold: transform reused vs rebuilt per C."""
+    from methods.svm import SVMFDA, _estimators
+
+    X, y = wdbc(569)
+    grid = (0.1, 1.0, 10.0, 100.0)
+
+    def fit_grid(reuse: bool, gram: bool = False) -> list:
+        _estimators._TRANSFORM_CACHE.clear()
+        out = []
+        for C in grid:
+            if not reuse:
+                _estimators._TRANSFORM_CACHE.clear()
+            if gram:  # the Gram matrix the fit built before issue 14, unused
+                pairwise_kernel(X, kernel="linear", normalize="cosine")
+            est = SVMFDA(C=C, lam=1.0, normalize="cosine").fit(X, y)
+            out.append(est.decision_function(X))
+        return out
+
+    m = measure(
+        {
+            "before": lambda: fit_grid(False, gram=True),
+            "rebuilt": lambda: fit_grid(False),
+            "reused": lambda: fit_grid(True),
+        },
+        repeats,
+    )
+    same = all(np.array_equal(a, b) for a, b in zip(m["rebuilt"][2], m["reused"][2]))
+    print(
+        f"SVM-FDA, wdbc (n=569), C grid {grid}: as before issue 14 (transform "
+        f"rebuilt per C, unused Gram matrix) {m['before'][0] * 1e3:.1f} ms; "
+        f"without the Gram matrix {m['rebuilt'][0] * 1e3:.1f} ms, ratio "
+        f"{m['rebuilt'][0] / m['before'][0]:.2f}; and transform reused: "
+        f"{m['reused'][0] * 1e3:.1f} ms, ratio {m['reused'][0] / m['before'][0]:.2f}"
+    )
+    print(f"  decisions identical with and without reuse: {same}")
+    return 0 if same else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[200, 569, 1000])
+    parser.add_argument(
+        "--scaling", action="store_true", help="the scaling section only (issue 14)"
+    )
+    parser.add_argument("--full", action="store_true", help="--scaling up to 8000")
+    parser.add_argument(
+        "--scaling-sizes", type=int, nargs="+", default=None, help="overrides sizes"
+    )
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument(
         "--cvxopt-repeats", type=int, default=3, help="1 is used at n >= 1000"
     )
+    parser.add_argument(
+        "--svmfda", action="store_true", help="SVM-FDA C grid, transform reuse"
+    )
     args = parser.parse_args(argv)
+    if args.svmfda:
+        with threadpool_limits(limits=1):
+            return svmfda_grid(args.repeats)
+    if args.scaling:
+        sizes = args.scaling_sizes or [*SCALING_SIZES, *([8000] if args.full else [])]
+        with threadpool_limits(limits=1):
+            Xw, yw = wdbc(200)
+            SVM(C=1.0).fit(Xw, yw)  # load the numba caches before any timing
+            return scaling(sizes, max(3, args.repeats // 2))
 
     rows = []
     with threadpool_limits(limits=1):

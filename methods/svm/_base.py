@@ -85,6 +85,9 @@ class BaseKernelSVM(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     paper_name: ClassVar[str] = ""
     supported_kernels: ClassVar[tuple[str, ...]] = ALL_KERNELS
+    #: False when ``_binary_problem`` ignores ``K`` (it then receives None), so
+    #: ``fit`` does not build a training Gram matrix.
+    _uses_gram: ClassVar[bool] = True
 
     _parameter_constraints: ClassVar[dict] = {
         "kernel": [StrOptions({"linear", "poly", "gaussian", "precomputed"}), callable],
@@ -191,13 +194,15 @@ class BaseKernelSVM(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
                     what="precomputed training kernel matrix",
                 )
         else:
-            K = self._gram(X)
-            if self.check_psd and callable(self.kernel):
+            # SVMFDA builds its own Gram matrix (of transformed features).
+            K = self._gram(X) if self._uses_gram else None
+            if K is not None and self.check_psd and callable(self.kernel):
                 check_psd_kernel(K, what="training Gram matrix of the callable kernel")
             self.X_fit_ = X
         # The numba solvers want C-ordered, writable float64 (a read-only memmap
         # from joblib would compile a second specialization).
-        K = np.require(K, dtype=np.float64, requirements=["C", "W"])
+        if K is not None:
+            K = np.require(K, dtype=np.float64, requirements=["C", "W"])
 
         problems = binary_problems(y_enc, len(self.classes_))
         n_pairs = len(problems)
@@ -209,7 +214,10 @@ class BaseKernelSVM(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         violations = []
         for k, (rows, y_pair) in enumerate(problems):
             whole = len(rows) == n
-            K_pair = K if whole else K[np.ix_(rows, rows)]
+            if K is None:
+                K_pair = None
+            else:
+                K_pair = K if whole else K[np.ix_(rows, rows)]
             X_pair = None if self._precomputed else X[rows]
             problem = self._binary_problem(K_pair, y_pair, X_pair)
             res = solve_box_qp(

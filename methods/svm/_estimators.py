@@ -18,6 +18,8 @@ References
 
 from __future__ import annotations
 
+import hashlib
+from collections import OrderedDict
 from collections.abc import Callable
 from numbers import Real
 from typing import ClassVar
@@ -322,6 +324,38 @@ def within_class_scatter(X: np.ndarray, y: np.ndarray) -> np.ndarray:
     return S
 
 
+# SVM-FDA's transform and transformed Gram matrix depend only on (Z, y, lam), not
+# on C: a grid search over C on one fold reuses them. Keyed by a digest of the
+# arrays' bytes, so a hit returns exactly what would be recomputed.
+_TRANSFORM_CACHE: OrderedDict = OrderedDict()
+_TRANSFORM_CACHE_SIZE = 8
+_TRANSFORM_CACHE_MAX_BYTES = 32 * 2**20  # per entry: n <= 2048
+
+
+def _fda_transform(Z: np.ndarray, y: np.ndarray, lam: float) -> tuple:
+    """``(cho_factor(M), Zt' Zt)`` with ``M = lam S_W + I``, ``Zt = L^{-1} Z'``."""
+    digest = hashlib.sha1(np.ascontiguousarray(Z).view(np.uint8))
+    digest.update(np.ascontiguousarray(y).view(np.uint8))
+    key = (Z.shape, Z.dtype.str, y.dtype.str, float(lam), digest.hexdigest())
+    hit = _TRANSFORM_CACHE.get(key)
+    if hit is not None:
+        _TRANSFORM_CACHE.move_to_end(key)
+        return hit
+    M = lam * within_class_scatter(Z, y) + np.eye(Z.shape[1])
+    L = np.linalg.cholesky(M)
+    Zt = solve_triangular(L, Z.T, lower=True)
+    Q = Zt.T @ Zt
+    # Shared between fits (kept writable: a read-only array would compile a second
+    # numba specialization); the solvers only read K.
+    out = (cho_factor(M, lower=True), Q)
+    if Q.nbytes > _TRANSFORM_CACHE_MAX_BYTES:
+        return out
+    _TRANSFORM_CACHE[key] = out
+    while len(_TRANSFORM_CACHE) > _TRANSFORM_CACHE_SIZE:
+        _TRANSFORM_CACHE.popitem(last=False)
+    return out
+
+
 class SVMFDA(BaseKernelSVM):
     r"""SVM-FDA of Xiong et al., mlsvm Sec. IV-B, Eq. (18): margin plus FDA scatter.
 
@@ -382,6 +416,7 @@ converged_, X_fit_
 
     paper_name: ClassVar[str] = "SVM-FDA"
     supported_kernels: ClassVar[tuple[str, ...]] = ("linear",)
+    _uses_gram: ClassVar[bool] = False
 
     _parameter_constraints: ClassVar[dict] = {
         **BaseKernelSVM._parameter_constraints,
@@ -425,12 +460,9 @@ converged_, X_fit_
     def _binary_problem(
         self, K: np.ndarray, y: np.ndarray, X: np.ndarray | None
     ) -> BoxQP:
-        Z = self._features(X)
-        M = self.lam * within_class_scatter(Z, y) + np.eye(Z.shape[1])
-        L = np.linalg.cholesky(M)
-        Zt = solve_triangular(L, Z.T, lower=True)
-        self._transforms.append(cho_factor(M, lower=True))
-        return csvm_dual(Zt.T @ Zt, y, self.C)
+        factor, Q = _fda_transform(self._features(X), y, self.lam)
+        self._transforms.append(factor)
+        return csvm_dual(Q, y, self.C)
 
     def fit(self, X, y) -> SVMFDA:
         """Fit the SVM on the transformed features, then map ``w`` back.

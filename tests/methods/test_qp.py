@@ -241,7 +241,6 @@ def test_auto_ill_conditioned_svmm(wdbc_poly2, normalize, threads):
     # ~1e10) the IPM ran past its attainable accuracy, its dual residual grew to
     # O(1) at a rate set by rounding (so by the BLAS thread count), the polish
     # failed and "auto" fell back to 10^7 SMO iterations (~20 s, not converged).
-    import time
 
     from threadpoolctl import threadpool_limits
 
@@ -251,15 +250,16 @@ def test_auto_ill_conditioned_svmm(wdbc_poly2, normalize, threads):
     problem = svmm_dual(kernels[normalize], y, 10.0, 10.0 / 3, 0.0)
     ref = solve_cvxopt(problem)
     with threadpool_limits(threads):
-        solve_box_qp(problem, solver="auto")  # compile
-        start = time.perf_counter()
         res = solve_box_qp(problem, solver="auto")
-        elapsed = time.perf_counter() - start
     assert res.converged
     assert res.info["violation"] <= SMO_TOL
     rel = abs(res.objective - ref.objective) / abs(ref.objective)
     assert rel <= 1e-6
-    # Cosine-normalized: IPM + polish, ~50 ms. Raw kernel (condition number
-    # ~1e10): the IPM stalls at a 2e-7 merit and the polish from there exceeds
-    # its cap, so the cvxopt fallback + polish runs (~0.5 s on an idle core).
-    assert elapsed < (0.5 if normalize == "cosine" else 2.0)
+    # Cosine-normalized: SMO within its budget (~2e4 iterations). Raw kernel
+    # (condition number ~1e10): the IPM stalls at a 2e-7 merit and the polish
+    # from there exceeds its cap, so the cvxopt fallback + polish runs (~0.5 s
+    # on an idle core).
+    # The regression is judged by the work done, not by wall time (a shared
+    # machine's load made a wall-time bound fail): the last-resort SMO ran
+    # 10^7 iterations; IPM or cvxopt plus the polish stay far below 10^6.
+    assert res.n_iter < 1_000_000, (res.solver, res.n_iter)

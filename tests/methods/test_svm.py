@@ -255,3 +255,118 @@ def test_pairwise_tag_and_paper_names():
     assert SVM(kernel="precomputed").__sklearn_tags__().input_tags.pairwise
     assert not SVM(kernel="linear").__sklearn_tags__().input_tags.pairwise
     assert [E.paper_name for E in ESTIMATORS] == ["SVM", "SVM_m", "ε-SVM", "SVM-FDA"]
+
+
+# ----------------------------------------------------- check_psd certificate
+def _exact_psd_verdict(K):
+    """The reference rule: eigenvalues of the symmetrized K (metric-learn's)."""
+    from methods._validation import _check_from_eigenvalues
+
+    K = np.asarray(K)
+    dtype = K.dtype if K.dtype in (np.float16, np.float32) else np.float64
+    K64 = K.astype(np.float64)
+    asym = float(np.max(np.abs(K64 - K64.T)))
+    try:
+        _check_from_eigenvalues((K64 + K64.T) / 2, asym, np.finfo(dtype).eps, "K")
+    except NonPSDKernelError as exc:
+        return str(exc).split(":")[0]
+    return "ok"
+
+
+def _fast_psd_verdict(K):
+    try:
+        check_psd_kernel(K, what="K")
+    except NonPSDKernelError as exc:
+        return str(exc).split(":")[0]
+    return "ok"
+
+
+def _psd_cases(n, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 5))
+    d2 = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
+    cases = {
+        "rbf": np.exp(-d2 / 2),
+        "rbf_wide": np.exp(-d2 / 200),  # near-singular: eigenvalues at round-off
+        "linear_rank5": X @ X.T,
+        "linear_rank5_f32": (X @ X.T).astype(np.float32),
+        "asymmetric": np.exp(-d2 / 2) + 1e-3 * np.triu(np.ones((n, n)), 1),
+    }
+    Q, _ = np.linalg.qr(rng.standard_normal((n, n)))
+    w = np.abs(rng.standard_normal(n))
+    w[: n // 2] = 0.0
+    for mult in (0.3, 0.9, 1.5, 10.0):
+        # smallest eigenvalue at mult x the tolerance below 0: within / beyond it
+        ww = w.copy()
+        tol = ww.max() * n * np.finfo(np.float64).eps
+        ww[0] = -mult * tol
+        A = (Q * ww) @ Q.T
+        cases[f"neg_{mult}_tol"] = (A + A.T) / 2
+    return cases
+
+
+@pytest.mark.parametrize("n", [40, 300])
+def test_psd_certificate_matches_the_eigenvalue_rule(n):
+    verdicts = {
+        k: (_exact_psd_verdict(K), _fast_psd_verdict(K))
+        for k, K in _psd_cases(n).items()
+    }
+    for name, (exact, fast) in verdicts.items():
+        assert exact == fast, name
+    # The cases span both verdicts (so the comparison can fail).
+    assert verdicts["rbf"][0] == "ok" and verdicts["neg_10.0_tol"][0] != "ok"
+    assert "not symmetric" in verdicts["asymmetric"][0]
+
+
+def test_psd_certificate_skips_the_eigendecomposition(monkeypatch):
+    cases = _psd_cases(200)
+
+    def no_eig(*args, **kwargs):
+        raise AssertionError("eigendecomposition on a certified PSD matrix")
+
+    monkeypatch.setattr(np.linalg, "eigvalsh", no_eig)
+    for name in ("rbf", "linear_rank5", "linear_rank5_f32"):
+        check_psd_kernel(cases[name])  # certified by the Cholesky factorization
+
+
+def test_psd_check_leaves_input_untouched():
+    K = _psd_cases(50)["neg_10.0_tol"]
+    Kf = np.asfortranarray(K)
+    before = Kf.copy()
+    with pytest.raises(NonPSDKernelError):
+        check_psd_kernel(Kf)
+    np.testing.assert_array_equal(Kf, before)
+
+
+# ------------------------------------------------------------ SVM-FDA reuse
+def test_svmfda_transform_reuse_is_exact(wdbc, monkeypatch):
+    from methods.svm import _estimators
+
+    X, y = wdbc
+    fits = {}
+    for cached in (False, True):
+        _estimators._TRANSFORM_CACHE.clear()
+        for C in (0.1, 1.0, 10.0):
+            if not cached:
+                _estimators._TRANSFORM_CACHE.clear()
+            est = SVMFDA(C=C, lam=0.5, normalize="cosine").fit(X, y)
+            fits[cached, C] = est
+        assert len(_estimators._TRANSFORM_CACHE) == 1
+    for C in (0.1, 1.0, 10.0):
+        a, b = fits[False, C], fits[True, C]
+        for attr in ("dual_coef_", "intercept_", "coef_"):
+            np.testing.assert_array_equal(getattr(a, attr), getattr(b, attr))
+        np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
+    # A different lambda is a different transform.
+    SVMFDA(C=1.0, lam=2.0, normalize="cosine").fit(X, y)
+    assert len(_estimators._TRANSFORM_CACHE) == 2
+
+
+def test_svmfda_fit_builds_no_gram_matrix(wdbc, monkeypatch):
+    X, y = wdbc
+
+    def no_gram(self, *args, **kwargs):
+        raise AssertionError("SVMFDA built a Gram matrix")
+
+    monkeypatch.setattr(SVMFDA, "_gram", no_gram)
+    SVMFDA(C=1.0, lam=0.5).fit(X, y).predict(X)
