@@ -139,6 +139,49 @@ def _case_datasets(tmp: Path, line: str) -> None:
     assert "sonar" in out.text
 
 
+
+def _case_cluster(tmp: Path, line: str) -> None:
+    """"Running on a cluster": what a test can do without a cluster.
+
+    The real sweeps on a Ray head and submitit's local executor are in tests/cluster;
+    here each line is checked as written: the variables it exports are the ones the
+    code reads, ``ray`` takes the arguments, and each launcher override composes.
+    """
+    import importlib.util
+
+    if line.startswith("export "):
+        name = line.split()[1].split("=")[0]
+        code = "".join(
+            f.read_text()
+            for d in ("runners", "datasets", "conf")
+            for f in (REPO / d).rglob("*")
+            if f.suffix in (".py", ".yaml")
+        )
+        assert name in code, f"{name} is exported in the README but never read"
+        return
+    args = shlex.split(line)
+    if "ray" in Path(args[0]).name:
+        out = _run([_exe("ray"), args[1], "--help"], tmp)
+        assert out.returncode == 0, out.text
+        return
+    overrides = [a for a in args if "=" in a and not a.startswith("RAY_ADDRESS")]
+    launcher = next(
+        a.split("=")[1] for a in overrides if a.startswith("hydra/launcher")
+    )
+    plugin = {"ray": "hydra_ray_launcher"}.get(launcher, "hydra_submitit_launcher")
+    if importlib.util.find_spec(f"hydra_plugins.{plugin}") is None:
+        pytest.skip(f"{plugin} is not installed (make setup-cluster)")
+    from hydra import compose, initialize_config_dir
+
+    from runners.run import CONF_DIR
+
+    with initialize_config_dir(config_dir=CONF_DIR, version_base="1.3"):
+        cfg = compose("config", overrides=overrides, return_hydra_config=True)
+    assert plugin in cfg.hydra.launcher._target_
+    if launcher == "slurm":
+        assert cfg.hydra.launcher.partition == "cpu"
+
+
 CASES = {
     "make reproduce-table1": (_case_make, ()),
     "make test": (_case_make, ()),
@@ -153,6 +196,22 @@ CASES = {
     ".venv/bin/kml-run dataset=wdbc method=svmm kernel=poly2 kernel.normalize=cosine "
     "search.grids.default.C=[1,10]": (_case_single_run, ()),
     ".venv/bin/kml-report mlsvm_table1": (_case_report, ()),
+    **{
+        line: (_case_cluster, ())
+        for line in (
+            "export KML_RESULTS=/shared/kml/results",
+            "export KML_OUTPUTS=/shared/kml/outputs",
+            "export DATA_MIRROR=/shared/datasets",
+            ".venv/bin/ray start --head --port=6379 --num-cpus=8",
+            ".venv/bin/ray start --address=HEAD_HOST:6379 --num-cpus=8",
+            "RAY_ADDRESS=HEAD_HOST:6379 .venv/bin/kml-run experiment=mlsvm_table1 "
+            "hydra/launcher=ray",
+            ".venv/bin/ray stop",
+            ".venv/bin/kml-run experiment=mlsvm_table1 hydra/launcher=slurm "
+            "hydra.launcher.partition=cpu",
+            ".venv/bin/kml-run experiment=mlsvm_table1 hydra/launcher=submitit_local",
+        )
+    },
 }
 
 

@@ -138,7 +138,7 @@ class _KernelBankLMNN(ClassifierMixin, BaseEstimator):
             self.kernel_scales_ = scales
         K = self._normalized(K)
         if self.check_psd:
-            from methods._base import check_psd_kernel
+            from methods._validation import check_psd_kernel
 
             for k in self._used_kernels():
                 check_psd_kernel(
