@@ -131,24 +131,53 @@ def sweep_keys(experiment: str) -> frozenset[str] | None:
     return None if params is None else frozenset(params)
 
 
+@functools.cache
+def experiment_choices(experiment: str) -> frozenset[str]:
+    """``group=choice`` for each config group the experiment file itself selects.
+
+    From its defaults list (``- override /kernel: mkl20`` gives ``kernel=mkl20``):
+    an override that repeats the experiment's own choice changes nothing.
+    """
+    from omegaconf import OmegaConf
+
+    path = CONF_DIR / "experiment" / f"{experiment}.yaml"
+    if not path.exists():
+        return frozenset()
+    out = set()
+    for entry in OmegaConf.load(path).get("defaults") or []:
+        if OmegaConf.is_dict(entry) or isinstance(entry, dict):
+            for k, v in dict(entry).items():
+                group = str(k).removeprefix("override").strip().lstrip("/")
+                out.add(f"{group}={v}")
+    return frozenset(out)
+
+
 def override_key(override: str) -> str:
     """``kernel.normalize`` of ``kernel.normalize=null``; ``+``/``++``/``~`` dropped."""
     return override.split("=", 1)[0].lstrip("~+")
 
 
-def is_own_run(record: dict[str, Any], keys: frozenset[str]) -> bool | None:
+def is_own_run(
+    record: dict[str, Any],
+    keys: frozenset[str],
+    choices: frozenset[str] = frozenset(),
+) -> bool | None:
     """Whether ``record`` ran its experiment's own config, from its stored overrides.
 
     Own iff every override key is a key the experiment sweeps (``keys``) or one of
-    :data:`NEUTRAL_KEYS`; anything else (``kernel.normalize=null``,
-    ``protocol=smoke``) makes a variant. ``None`` for a record without
-    ``overrides`` (written before the runner stored them).
+    :data:`NEUTRAL_KEYS`, or the override repeats a group choice the experiment file
+    makes itself (``choices``, see :func:`experiment_choices`); anything else
+    (``kernel.normalize=null``, ``protocol=smoke``) makes a variant. ``None`` for a
+    record without ``overrides`` (written before the runner stored them).
     """
     overrides = record.get("overrides")
     if overrides is None:
         return None
     return all(
-        (k := override_key(o)) in keys or k in NEUTRAL_KEYS or k.startswith("hydra.")
+        (k := override_key(o)) in keys
+        or k in NEUTRAL_KEYS
+        or k.startswith("hydra.")
+        or o in choices
         for o in overrides
     )
 
@@ -202,7 +231,11 @@ def load_records(
         ):
             continue
         if not variants:
-            own = None if keys is None else is_own_run(rec, keys)
+            own = (
+                None
+                if keys is None
+                else is_own_run(rec, keys, experiment_choices(experiment))
+            )
             if own is None:
                 recomposed += 1
                 own = is_experiment_config(rec)

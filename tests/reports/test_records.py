@@ -93,3 +93,15 @@ def test_editing_a_config_does_not_reclassify_records_with_overrides(tmp_path):
     path.write_text(json.dumps(rec))
     with pytest.raises(ReportError, match="variant records were left out"):
         load_records(tmp_path, "mlsvm_table1")
+
+
+def test_an_override_repeating_the_experiments_own_choice_is_not_a_variant():
+    from reports.records import experiment_choices, is_own_run, sweep_keys
+
+    keys = sweep_keys("mlsvm_table2")
+    choices = experiment_choices("mlsvm_table2")
+    assert "kernel=mkl20" in choices  # `- override /kernel: mkl20`
+    own = ["experiment=mlsvm_table2", "dataset=sonar", "method=mklm"]
+    assert is_own_run({"overrides": [*own, "kernel=mkl20"]}, keys, choices)
+    assert not is_own_run({"overrides": [*own, "kernel=linear"]}, keys, choices)
+    assert not is_own_run({"overrides": [*own, "protocol=smoke"]}, keys, choices)
