@@ -16,7 +16,8 @@ import pandas as pd
 from sklearn.metrics import roc_auc_score
 
 from reports.error_tables import known_divergences, published_dataset_names
-from reports.records import GENERATED_DIR, load_published, load_records
+from reports.guard import ReportError, guard_table, output_dir
+from reports.records import load_published, load_records
 from reports.render import latex_table, markdown_table, write_csv, write_text
 
 EXPERIMENT = "arbf_table1"
@@ -220,27 +221,19 @@ def _cell(mean: float, std: float) -> str:
 
 def table1(
     results_root: str | Path,
-    out_dir: Path | None = None,
+    out_dir: str | Path | None = None,
     variants: bool = False,
     **_: object,
 ) -> Path:
     """Write table1.{md,tex,csv}, claims.csv, fig2.{png,pdf} and fig2_curves.csv."""
-    out_dir = out_dir or GENERATED_DIR / "arbf"
+    out_dir = output_dir("arbf", out_dir)
     records = load_records(results_root, EXPERIMENT, variants=variants)
     t = table1_frame(records)
     if (t.status == "ok").sum() == 0:
-        raise RuntimeError(
+        raise ReportError(
             f"No finished {EXPERIMENT} records; run `kml-run experiment={EXPERIMENT}`."
         )
-    old = out_dir / "table1.csv"
-    if old.exists():
-        n_old = int((pd.read_csv(old).status == "ok").sum())
-        if (t.status == "ok").sum() < n_old:
-            raise RuntimeError(
-                f"{old} has {n_old} cells; these records give "
-                f"{int((t.status == 'ok').sum())}. Finish the sweep first (a report "
-                "never overwrites a committed table with fewer cells)."
-            )
+    guard_table(out_dir / "table1.csv", t)  # never fewer cells than committed
     claim = claim_best_on_all(t)
     curves, curve_method = curves_frame(records)
     known = known_divergences("arbf", "table1")

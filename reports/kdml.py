@@ -13,7 +13,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from reports.records import GENERATED_DIR, load_records
+from reports.guard import guard_table, output_dir
+from reports.records import load_records
 from reports.render import markdown_table, write_csv, write_text
 
 OUT = "kdml"
@@ -471,7 +472,7 @@ def report(
     out_dir: Path | None = None,
 ) -> Path:
     """Write everything under reports/generated/kdml/ from the records."""
-    out_dir = Path(out_dir or GENERATED_DIR / OUT)
+    out_dir = output_dir(OUT, out_dir)
     claims: list[dict] = []
     sources = []
     for exp, name, title, fn in (
@@ -488,6 +489,8 @@ def report(
             sources.append(f"- {name}: no finished runs of `{exp}`")
             continue
         summ = summary(acc)
+        # never fewer (dataset, method) cells than the committed figure's table
+        guard_table(out_dir / f"{name}.csv", summ, filled=len)
         write_figure(summ, name, title, out_dir)
         # per-run accuracies: what the regression test reruns and compares
         write_csv(out_dir / f"{name}_runs.csv", acc.sort_values(list(acc.columns[:3])))
@@ -508,6 +511,7 @@ def report(
     except (FileNotFoundError, ValueError) as exc:
         sources.append(f"- figs. 3-4: no records of `{fig3}` ({exc})")
     cl = pd.DataFrame(claims, columns=["training", "claim", "status", "numbers"])
+    guard_table(out_dir / "claims.csv", cl, filled=len)
     write_csv(out_dir / "claims.csv", cl)
     rows = [list(r) for r in cl.itertuples(index=False)]
     text = (
@@ -527,13 +531,17 @@ def report(
     return out_dir
 
 
-def kdml(results, mcnemar_method=None, variants=False) -> Path:
+def kdml(results, out_dir=None, mcnemar_method=None, variants=False) -> Path:
     """``kml-report kdml``: the full-protocol experiments."""
-    return report(results, variants=variants)
+    return report(results, variants=variants, out_dir=out_dir)
 
 
-def kdml_reduced(results, mcnemar_method=None, variants=False) -> Path:
+def kdml_reduced(results, out_dir=None, mcnemar_method=None, variants=False) -> Path:
     """``kml-report kdml_reduced``: the reduced-run variants (5 runs)."""
     return report(
-        results, fig1="kdml_fig1_reduced", fig2="kdml_fig2_reduced", variants=variants
+        results,
+        fig1="kdml_fig1_reduced",
+        fig2="kdml_fig2_reduced",
+        variants=variants,
+        out_dir=out_dir,
     )

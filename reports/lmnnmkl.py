@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from reports.error_tables import known_divergences, published_dataset_names
+from reports.guard import guard_table, output_dir
 from reports.records import (
     GENERATED_DIR,
     aligned_predictions,
@@ -325,18 +326,17 @@ def weights_markdown(weights: pd.DataFrame) -> str:
     return markdown_table(["Dataset", *labels], rows)
 
 
-def write_report(cells: pd.DataFrame, weights: pd.DataFrame, artifact: str) -> Path:
+def write_report(
+    cells: pd.DataFrame,
+    weights: pd.DataFrame,
+    artifact: str,
+    out_dir: str | Path | None = None,
+) -> Path:
     title = {"table1": "Table 1", "table2": "Table 2"}[artifact]
-    out = OUT_DIR / f"{artifact}.md"
-    old_csv = OUT_DIR / f"{artifact}.csv"
-    if old_csv.exists():
-        old = pd.read_csv(old_csv)
-        if int((old.status == "ok").sum()) > int((cells.status == "ok").sum()):
-            raise ValueError(
-                f"{old_csv} holds {int((old.status == 'ok').sum())} reproduced cells, "
-                f"the records only {int((cells.status == 'ok').sum())}; refusing to "
-                "overwrite a committed table with fewer cells (finish the sweep first)."
-            )
+    out_dir = output_dir(PAPER, out_dir)
+    out = out_dir / f"{artifact}.md"
+    old_csv = out_dir / f"{artifact}.csv"
+    guard_table(old_csv, cells)  # never fewer filled cells than the committed table
     header, rows = table_rows(cells)
     md = [
         f"# lmnnmkl {title}: reproduced (ours) beside published (paper)",
@@ -372,7 +372,7 @@ def write_report(cells: pd.DataFrame, weights: pd.DataFrame, artifact: str) -> P
         md.append("")
     write_text(out, "\n".join(md))
     write_text(
-        OUT_DIR / f"{artifact}.tex",
+        out_dir / f"{artifact}.tex",
         latex_table(
             header,
             rows,
@@ -381,31 +381,39 @@ def write_report(cells: pd.DataFrame, weights: pd.DataFrame, artifact: str) -> P
         ),
     )
     write_csv(old_csv, cells)
-    write_csv(OUT_DIR / f"{artifact}_weights.csv", weights)
+    write_csv(out_dir / f"{artifact}_weights.csv", weights)
     return out
 
 
-def _report(artifact: str, results: str | Path, mcnemar_method: str, variants: bool):
+def _report(
+    artifact: str,
+    results: str | Path,
+    mcnemar_method: str,
+    variants: bool,
+    out_dir: str | Path | None = None,
+):
     records = load_records(results, f"{PAPER}_{artifact}", variants=variants)
     cells, weights = build_cells(records, artifact, mcnemar_method=mcnemar_method)
-    return write_report(cells, weights, artifact)
+    return write_report(cells, weights, artifact, out_dir)
 
 
 def table1(
     results: str | Path = "results",
     *,
+    out_dir: str | Path | None = None,
     mcnemar_method: str = "chi2_cc",
     variants: bool = False,
 ) -> Path:
     """Rebuild ``reports/generated/lmnnmkl/table1.*`` from the records."""
-    return _report("table1", results, mcnemar_method, variants)
+    return _report("table1", results, mcnemar_method, variants, out_dir)
 
 
 def table2(
     results: str | Path = "results",
     *,
+    out_dir: str | Path | None = None,
     mcnemar_method: str = "chi2_cc",
     variants: bool = False,
 ) -> Path:
     """Rebuild ``reports/generated/lmnnmkl/table2.*`` from the records."""
-    return _report("table2", results, mcnemar_method, variants)
+    return _report("table2", results, mcnemar_method, variants, out_dir)
