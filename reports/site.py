@@ -301,6 +301,39 @@ def _truthy(v: Any) -> bool:
     return str(v).strip().lower() in ("true", "1", "yes")
 
 
+# Value columns of the papers' long tables under other names: lmnnmkl writes
+# accuracy_pct beside published_pct and se_pct, arbf auc_mean beside published_mean
+# (its published spread is a std over splits, not a binomial SE: no SE band).
+_VALUE_ALIASES = {"accuracy_pct": "reproduced_pct", "auc_mean": "reproduced_mean"}
+
+
+def read_table(path: Path) -> pd.DataFrame:
+    """A generated table's CSV, its reproduced-value column named ``reproduced_*``."""
+    df = pd.read_csv(path)
+    df = df.rename(
+        columns={
+            a: b
+            for a, b in _VALUE_ALIASES.items()
+            if a in df.columns
+            and b not in df.columns
+            and f"published_{b.split('_', 1)[1]}" in df.columns
+        }
+    )
+    if "known_divergence" not in df.columns and {"dataset", "method"} <= set(df):
+        # tables that do not carry the reason themselves: from the list, by cell
+        kd = load_known()
+        kd = kd[(kd.paper == path.parent.name) & (kd.artifact == path.stem)]
+        reasons = {
+            (r.dataset, r.method): f"[{r.status}] {r.reason}" for r in kd.itertuples()
+        }
+        names = [df.dataset, df.get("published_dataset", df.dataset)]
+        df["known_divergence"] = [
+            reasons.get((d, m)) or reasons.get((pd_, m)) or ""
+            for d, pd_, m in zip(*names, df.method)
+        ]
+    return df
+
+
 def is_long_format(df: pd.DataFrame) -> str | None:
     """The value suffix of a long table (``reproduced_pct``/``published_pct``).
 
@@ -328,7 +361,9 @@ def method_names() -> dict[str, str]:
             names[path.stem] = display_name(m[1], path.stem)
         except Exception:  # a class that does not import: keep the id
             names[path.stem] = path.stem
-    return names
+    # one class, several configs (ARBF with T = 20 and 50): tell them apart by id
+    shared = Counter(names.values())
+    return {k: f"{v} ({k})" if shared[v] > 1 else v for k, v in names.items()}
 
 
 def kernel_titles() -> dict[str, str]:
@@ -618,7 +653,7 @@ def summarize(
     kd = known[(known.paper == paper.key) & (known.artifact == art.key)]
     s.divergences = dict(Counter(kd.status))
     if has_table:
-        cells = table_cells(pd.read_csv(csv))
+        cells = table_cells(read_table(csv))
         s.cells_total = sum(c.published is not None for c in cells) or len(cells)
         s.cells = sum(c.reproduced is not None for c in cells)
         s.gaps = dict(
@@ -910,7 +945,7 @@ def _write_artifact_page(
     blocks: list[Block] = []
     raw = None
     if csv.exists():
-        df = pd.read_csv(csv)
+        df = read_table(csv)
         suffix = is_long_format(df)
         scores_path = folder / f"{art.key}_scores.csv"
         scores = pd.read_csv(scores_path) if scores_path.exists() else None
