@@ -26,17 +26,35 @@ computed once per fit; the system is solved by conjugate gradients with a
 block-Jacobi preconditioner diagonalized once per fit (O(m^2 n^2) per iteration),
 falling back to a Cholesky solve of the assembled system when CG stalls. The L step
 (eq. 13) is an m x m Cholesky solve.
+
+Method 1's problem (eqs. 6/9) is unbounded below, as printed
+------------------------------------------------------------
+Eq. 6 puts no constraint on ``L`` and no bound on ``A = L^T L``: its only term in
+``L`` besides the quadratic ones is ``rho tr(L)``, and eq. 13's stationary point
+``L = -rho M^-1`` is negative definite (with ``L >= 0`` the minimizer would be
+``L = 0``, every other term being >= 0, so the term only works as a reward for a
+large metric). For fixed ``c`` with ``M(c)`` PD the minimum over ``L`` is
+``-rho^2/2 tr(M(c)^-1)``; the Gaussian ``Kbar`` is nonsingular for distinct points,
+so ``c* = Kbar^-1 y`` gives ``f(x_i) = y_i``, ``M(c*) = 0`` (``s_ij = [y_i = y_j]``
+makes every same-class difference 0) and ``Q(c*, -t I) = c*^T Kbar c*/2 - rho t m
+-> -inf``. The paper's "rho directly controls the norm of A" holds per L step only.
+Its block coordinate descent (eqs. 12-13) either settles at a fixed point with a
+small metric (``||A|| ~ (rho / lam_min(M))^2``, f close to a kernel smoother of the
+targets) or runs off super-exponentially; ``max_metric_norm`` (a named option of
+``conf/method/kdml_method1.yaml``) stops it (:class:`KDMLFixedKernel`).
 """
 
 from __future__ import annotations
 
 import numbers
+import warnings
 from typing import Any
 
 import numpy as np
 from numpy.linalg import LinAlgError
 from scipy import linalg as sla
 from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -378,11 +396,17 @@ class KDMLFixedKernel(_KDMLBase):
     prototypes : {"onehot"}
         Prototype targets per class (:func:`prototype_targets`).
     max_metric_norm : float
-        Eq. 9 is unbounded below when ``f`` can interpolate the targets (the term
-        ``rho tr(L)`` with ``L = -rho M^-1`` and ``M -> 0``): the descent stops,
-        with ``diverged_ = True`` and ``converged_ = False``, once ``||A||_2``
-        exceeds this value or a C-step system stops being numerically SPD; the
-        last finite iterate is kept.
+        Stopping rule for the unbounded problem. Eq. 9 has no minimizer: it is
+        unbounded below for every training set of distinct points (module
+        docstring: ``f`` can interpolate the targets, ``M -> 0`` and
+        ``rho tr(L) = -rho^2 tr(M^-1) -> -inf``); the paper states no constraint
+        or bound on ``L`` that would prevent it. The descent stops, with
+        ``diverged_ = True``, ``converged_ = False`` and a ``ConvergenceWarning``
+        (counted in a run record's ``inner_convergence_warnings``), once
+        ``||A||_2 = ||L||_2^2`` exceeds this value, or when a C-step or L-step
+        system stops being numerically nonsingular (then the previous iterate is
+        kept). The kept iterate is the first one past the threshold; kNN in the
+        learned metric depends on ``A`` only up to scale.
     """
 
     def __init__(
@@ -417,6 +441,7 @@ class KDMLFixedKernel(_KDMLBase):
             raise ValueError(
                 f"c_solver={self.c_solver!r}; choose 'cg', 'cholesky' or 'naive'."
             )
+        _check_positive("max_metric_norm", self.max_metric_norm)
         m = self.output_dim_
         gamma, lam, rho = float(self.gamma), float(self.lam), float(self.rho)
         self.spreads_ = spreads(self.sigma, m, self.spread_ratio)
@@ -460,6 +485,23 @@ class KDMLFixedKernel(_KDMLBase):
                     converged = True
                     break
         C, L = C_ok, L_ok
+        if self.diverged_:
+            warnings.warn(
+                f"KDMLFixedKernel: eq. 9 is unbounded below and the block coordinate "
+                f"descent ran off (||A||_2 = {np.linalg.norm(L, 2) ** 2:.3g}, "
+                f"max_metric_norm = {self.max_metric_norm:g}) after {it} iterations; "
+                "the last finite iterate is kept. Lower rho or lam to stay in the "
+                "bounded regime.",
+                ConvergenceWarning,
+                stacklevel=2,
+            )
+        elif not converged:
+            warnings.warn(
+                f"KDMLFixedKernel: no convergence in max_iter={self.max_iter} "
+                f"iterations (tol={self.tol:g}).",
+                ConvergenceWarning,
+                stacklevel=2,
+            )
         self.X_fit_ = X
         self.dual_coef_ = C
         self.L_ = L

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
+from sklearn.exceptions import ConvergenceWarning
 
 from methods.metric_learning._kdml import (
     KDMLFixedKernel,
@@ -204,3 +207,73 @@ def test_method2_b_statistics_equal_eq17_and_eq22(problem):
         rtol=1e-10,
         atol=1e-12,
     )
+
+
+def _dense_kbar(Ks):
+    m, n, _ = Ks.shape
+    return np.einsum("tij,ts->isjt", Ks, np.eye(m)).reshape(n * m, n * m)
+
+
+def test_method1_objective_is_unbounded_below(problem):
+    """Eq. 9 as printed has no minimizer (the finding behind ``max_metric_norm``).
+
+    Dense check: ``c* = Kbar^-1 y`` interpolates the targets, so every residual and
+    every same-class difference is 0 (M = 0), and ``Q(c*, -t I)`` falls by
+    ``rho m`` per unit of t without bound. A formulation with a bound on ``L`` or
+    ``A`` (a constraint, a trace/norm term) would fail this test.
+    """
+    rng, X, codes, Y, _ = problem
+    m = Y.shape[0]
+    Ks = _ks(X, m)
+    c_star = np.linalg.solve(_dense_kbar(Ks), Y.T.ravel())  # point-major c
+    C = c_star.reshape(-1, m).T
+    F = np.einsum("tij,tj->ti", Ks, C)
+    np.testing.assert_allclose(F, Y, atol=1e-8)
+    q0 = 0.5 * float(c_star @ _dense_kbar(Ks) @ c_star)
+    ts = np.array([1.0, 1e2, 1e4, 1e6])
+    q = [
+        method1_objective(C, -t * np.eye(m), Ks, Y, codes, GAMMA, LAM, RHO)
+        for t in ts
+    ]
+    np.testing.assert_allclose(q, q0 - RHO * m * ts, rtol=1e-6, atol=1e-6)
+    # and every L step is a descent to -rho^2/2 tr(M^-1): near c*, M -> 0
+    for eps in (1e-1, 1e-2, 1e-3):
+        Fe = F + eps * rng.normal(size=F.shape)
+        L = method1_l_step(Fe, Y, codes, GAMMA, LAM, RHO)
+        assert np.linalg.norm(L, 2) > RHO / (eps**2 * 100 * len(codes))
+
+
+def test_method1_stops_at_max_metric_norm(problem):
+    """Runs off (rho = 1, sigma = 2 on the fixture): stopped by the named rule."""
+    rng, X, codes, Y, _ = problem
+    kw = dict(sigma=2.0, rho=1.0, max_iter=100, tol=1e-8)
+    with pytest.warns(ConvergenceWarning, match="unbounded below"):
+        low = KDMLFixedKernel(max_metric_norm=1e4, **kw).fit(X, codes)
+    assert low.diverged_ and not low.converged_
+    assert np.linalg.norm(low.get_mahalanobis_matrix(), 2) > 1e4
+    with pytest.warns(ConvergenceWarning, match="unbounded below"):
+        high = KDMLFixedKernel(max_metric_norm=1e8, **kw).fit(X, codes)
+    assert high.diverged_ and high.n_iter_ > low.n_iter_
+    assert high.objective_ < low.objective_  # further down the unbounded descent
+    # the bounded regime (small rho): a fixed point with a small metric, no warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        ok = KDMLFixedKernel(sigma=2.0, rho=0.1, max_iter=100, tol=1e-8).fit(X, codes)
+    assert ok.converged_ and not ok.diverged_
+    assert np.linalg.norm(ok.get_mahalanobis_matrix(), 2) < 1e-2
+    with pytest.raises(ValueError, match="max_metric_norm"):
+        KDMLFixedKernel(max_metric_norm=0.0).fit(X, codes)
+
+
+def test_method1_config_states_the_stopping_rule():
+    """conf/method/kdml_method1.yaml names the rule, with the estimator's default."""
+    import inspect
+    from pathlib import Path
+
+    from omegaconf import OmegaConf
+
+    conf = OmegaConf.load(
+        Path(__file__).resolve().parents[2] / "conf/method/kdml_method1.yaml"
+    )
+    default = inspect.signature(KDMLFixedKernel).parameters["max_metric_norm"].default
+    assert conf.metric_learner.max_metric_norm == default
