@@ -6,7 +6,13 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from methods.metric_learning._itml import ITML, itml_projection, itml_solve
+from methods.metric_learning._itml import (
+    ITML,
+    itml_projection,
+    itml_solve,
+    itml_solve_python,
+)
+from methods.metric_learning._itml_kernels import bregman_passes
 
 
 def _logdet_div(M, M0):
@@ -110,3 +116,71 @@ def test_kernelized_linear_equals_feature_itml():
 def test_itml_single_class_error():
     with pytest.raises(ValueError, match="at least 2 classes"):
         ITML().fit(np.zeros((5, 2)) + np.arange(5)[:, None], np.zeros(5))
+
+
+def _random_constraints(rng, n, d, nc):
+    Z = rng.normal(size=(n, d))
+    y = rng.integers(0, 3, n)
+    i = rng.integers(0, n, nc)
+    j = (i + 1 + rng.integers(0, n - 1, nc)) % n
+    delta = np.where(y[i] == y[j], 1, -1)
+    D = np.sum((Z[i] - Z[j]) ** 2, axis=1)
+    bounds = np.where(delta == 1, np.percentile(D, 5), np.percentile(D, 95))
+    return Z, np.column_stack([i, j]), delta, bounds
+
+
+@pytest.mark.parametrize("gamma", [0.5, 1.0, np.inf])
+def test_compiled_pass_equals_python_projections(gamma):
+    """One compiled pass = the numpy loop of itml_projection, state by state."""
+    rng = np.random.default_rng(5)
+    Z, pairs, delta, bounds = _random_constraints(rng, 25, 6, 40)
+    V = Z[pairs[:, 0]] - Z[pairs[:, 1]]
+    A = rng.normal(size=(6, 6))
+    M0 = A @ A.T / 6 + np.eye(6)
+    lam0 = rng.uniform(0, 0.2, size=len(V)) * (rng.random(len(V)) < 0.5)
+    M, xi, lam = M0.copy(), bounds.astype(float), lam0.copy()
+    it, _ = bregman_passes(M, V, delta.astype(np.int64), xi, lam, gamma, 1, 0.0)
+    assert it == 1
+    M_ref, xi_ref, lam_ref = M0.copy(), bounds.astype(float), lam0.copy()
+    for c in range(len(V)):
+        M_ref, xi_ref[c], lam_ref[c], _ = itml_projection(
+            M_ref, V[c], xi_ref[c], lam_ref[c], int(delta[c]), gamma
+        )
+    np.testing.assert_allclose(M, M_ref, rtol=0, atol=1e-10 * np.abs(M_ref).max())
+    np.testing.assert_allclose(xi, xi_ref, rtol=1e-10)
+    np.testing.assert_allclose(lam, lam_ref, rtol=1e-10, atol=1e-14)
+    # the rank-one updates keep M symmetric (up to rounding)
+    np.testing.assert_allclose(M, M.T, rtol=0, atol=1e-12 * np.abs(M).max())
+
+
+@pytest.mark.parametrize(
+    ("n", "d", "nc", "gamma", "tol"),
+    [(30, 5, 40, 1.0, 1e-3), (40, 12, 80, np.inf, 1e-3), (60, 20, 180, 0.5, 1e-6)],
+)
+def test_compiled_solver_equals_python_loop(n, d, nc, gamma, tol):
+    rng = np.random.default_rng(n)
+    Z, pairs, delta, bounds = _random_constraints(rng, n, d, nc)
+    M, it, ok = itml_solve(Z, pairs, delta, bounds, gamma=gamma, max_iter=200, tol=tol)
+    M_ref, it_ref, ok_ref = itml_solve_python(
+        Z, pairs, delta, bounds, gamma=gamma, max_iter=200, tol=tol
+    )
+    assert (it, ok) == (it_ref, ok_ref)
+    np.testing.assert_allclose(M, M_ref, rtol=0, atol=1e-10 * np.abs(M_ref).max())
+
+
+@pytest.mark.parametrize("delta", [1, -1])
+@pytest.mark.parametrize("gamma", [0.5, np.inf])
+def test_compiled_projection_lands_on_its_constraint(delta, gamma):
+    """A violated constraint, uncapped dual: after its projection v^T M v = xi'."""
+    rng = np.random.default_rng(6)
+    A = rng.normal(size=(4, 4))
+    M = A @ A.T + np.eye(4)
+    v = rng.normal(size=(1, 4))
+    p = float(v[0] @ M @ v[0])
+    xi = np.array([p * (0.5 if delta == 1 else 2.0)])
+    lam = np.array([1e6])
+    bregman_passes(M, v, np.array([delta]), xi, lam, gamma, 1, 0.0)
+    assert float(v[0] @ M @ v[0]) == pytest.approx(xi[0], rel=1e-10)
+    assert np.linalg.eigvalsh(M).min() > 0
+    if np.isinf(gamma):
+        assert xi[0] == pytest.approx(p * (0.5 if delta == 1 else 2.0))
