@@ -73,7 +73,10 @@ PROTOCOL_NOTES = {
         "LMNN defaults otherwise (L-BFGS, `tol` 1e-7, `max_iter` 1000, target "
         "neighbours in the kernel's own metric K_ii + K_jj - 2 K_ij: "
         "`kernel_neighbors: feature_space`); a cell marked not converged had an LMNN "
-        "stop at `max_iter` in some fold (column `converged` of the CSV).",
+        "stop at `max_iter` in some fold (column `converged` of the CSV). The paper "
+        "gives no stopping rule; on a full-rank kernel map the LMNN objective can "
+        "reach 0, so `max_iter` and `tol` act as regularizers there. Both are config "
+        "options: e.g. `method.lmnn_params='{max_iter: 200, tol: 1e-5}'`.",
         "McNemar: continuity-corrected chi-square on the pooled test predictions "
         "(`kml-report --mcnemar exact` for the exact test), p < 0.05.",
     ],
