@@ -4,7 +4,8 @@ The non-linear map ``phi(x) = L0 x + sum_t rho_t h_t(x)`` is grown by gradient
 boosting in function space (Friedman 2001): each round evaluates the gradient of
 the LMNN loss with respect to the embedded training points ``phi(x_i)``, fits one
 multi-output scikit-learn regression tree ``h_t`` to the negative gradient, and
-adds it with a step ``rho_t`` found by line search. The loss is LMNN's
+adds it with a step ``rho_t`` (option ``step_rule``: the authors' shrunken
+learning rate, or a line search). The loss is LMNN's
 (Weinberger and Saul 2009; the project's LMNN uses the same ``push_weight`` form)::
 
     (1 - push_weight) sum_{i, j ~> i} ||phi_i - phi_j||^2
@@ -137,10 +138,18 @@ class GBLMNN(TransformerMixin, BaseEstimator):
         Of the LMNN loss (module docstring).
     n_estimators : int, default=100
         Boosting rounds (regression trees).
-    learning_rate : float, default=0.1
-        First step of the line search (Armijo backtracking; each round starts
-        from twice the previous accepted step), in units of the embedding: the
-        tree fits the negative gradient scaled to unit mean row norm.
+    learning_rate : float, default=1e-3
+        The first step (see ``step_rule``).
+    step_rule : {"authors", "line_search"}, default="authors"
+        How each tree's step is set. ``"authors"``: as the authors' ``gb_lmnn.m``
+        (the code arbf Sec. 5 used; its default learning rate is 1e-3): the tree
+        fits the raw negative gradient, the step is the learning rate, multiplied
+        by 1.01 before each tree and halved while the tree would raise the loss
+        (a shrunken, near-constant step). ``"line_search"``: Friedman's line
+        search as Armijo backtracking, each round from twice the previous accepted
+        step, in units of the embedding (the tree fits the negative gradient
+        scaled to unit mean row norm); a greedy step that fits the training loss
+        much faster (use ``learning_rate`` ~0.1).
     max_depth : int, default=4
         Depth of each multi-output regression tree.
     init : {"lmnn", "identity"} or (d', d) array, default="lmnn"
@@ -152,7 +161,7 @@ class GBLMNN(TransformerMixin, BaseEstimator):
     Attributes
     ----------
     components_ : (d, d) L0; estimators_ : the fitted trees; loss_ : loss before
-    each round and after the last; steps_ : the line-search steps;
+    each round and after the last; steps_ : the step of each tree;
     target_neighbors_, n_iter_, objective_, converged_ (always True: boosting
     runs a fixed number of rounds, or stops when no tree descends);
     init_converged_ : whether the initial LMNN converged (True for other inits).
@@ -166,6 +175,7 @@ class GBLMNN(TransformerMixin, BaseEstimator):
         "margin": [Interval(Real, 0.0, None, closed="neither")],
         "n_estimators": [Interval(Integral, 0, None, closed="left")],
         "learning_rate": [Interval(Real, 0.0, None, closed="neither")],
+        "step_rule": [StrOptions({"authors", "line_search"})],
         "max_depth": [Interval(Integral, 1, None, closed="left")],
         "init": [StrOptions({"identity", "lmnn"}), np.ndarray],
         "random_state": ["random_state"],
@@ -177,7 +187,8 @@ class GBLMNN(TransformerMixin, BaseEstimator):
         push_weight: float = 0.5,
         margin: float = 1.0,
         n_estimators: int = 100,
-        learning_rate: float = 0.1,
+        learning_rate: float = 1e-3,
+        step_rule: str = "authors",
         max_depth: int = 4,
         init="lmnn",
         random_state=None,
@@ -187,6 +198,7 @@ class GBLMNN(TransformerMixin, BaseEstimator):
         self.margin = margin
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
+        self.step_rule = step_rule
         self.max_depth = max_depth
         self.init = init
         self.random_state = random_state
@@ -228,25 +240,44 @@ class GBLMNN(TransformerMixin, BaseEstimator):
         step = float(self.learning_rate)
         for _ in range(self.n_estimators):
             losses.append(value)
-            # the tree fits the negative gradient scaled to unit mean row norm, so
-            # the step is in units of the embedding, whatever the loss's scale
-            scale = float(np.mean(np.linalg.norm(G, axis=1))) or 1.0
-            tree = DecisionTreeRegressor(
-                max_depth=self.max_depth, random_state=rng.randint(2**31 - 1)
-            ).fit(X, -G / scale)
-            H = tree.predict(X).reshape(Phi.shape)
-            slope = float(np.sum(G * H))
-            # Friedman's line search as Armijo backtracking from twice the last step
-            step *= 2.0
-            while step > 1e-10:
-                new_value, new_G = gb_lmnn_loss(
-                    Phi + step * H, y, tn, self.push_weight, self.margin
-                )
-                if new_value <= value + 1e-4 * step * min(slope, 0.0):
-                    break
-                step *= 0.5
-            if step <= 1e-10 or slope >= 0.0:
-                break  # the tree found no descent direction: stop boosting
+            if self.step_rule == "authors":
+                # gb_lmnn.m: a tree on the raw negative gradient, a fixed learning
+                # rate grown by 1.01 after each accepted tree, halved (and the tree
+                # rolled back) when the loss would rise
+                tree = DecisionTreeRegressor(
+                    max_depth=self.max_depth, random_state=rng.randint(2**31 - 1)
+                ).fit(X, -G)
+                H = tree.predict(X).reshape(Phi.shape)
+                step *= 1.01
+                while step > 1e-12:
+                    new_value, new_G = gb_lmnn_loss(
+                        Phi + step * H, y, tn, self.push_weight, self.margin
+                    )
+                    if new_value <= value:
+                        break
+                    step *= 0.5
+                if step <= 1e-12:
+                    break  # the tree found no descent direction: stop boosting
+            else:
+                # the tree fits the negative gradient scaled to unit mean row norm,
+                # so the step is in units of the embedding, whatever the loss's scale
+                scale = float(np.mean(np.linalg.norm(G, axis=1))) or 1.0
+                tree = DecisionTreeRegressor(
+                    max_depth=self.max_depth, random_state=rng.randint(2**31 - 1)
+                ).fit(X, -G / scale)
+                H = tree.predict(X).reshape(Phi.shape)
+                slope = float(np.sum(G * H))
+                # Friedman's line search as Armijo backtracking from twice the last
+                step *= 2.0
+                while step > 1e-10:
+                    new_value, new_G = gb_lmnn_loss(
+                        Phi + step * H, y, tn, self.push_weight, self.margin
+                    )
+                    if new_value <= value + 1e-4 * step * min(slope, 0.0):
+                        break
+                    step *= 0.5
+                if step <= 1e-10 or slope >= 0.0:
+                    break  # the tree found no descent direction: stop boosting
             Phi = Phi + step * H
             value, G = new_value, new_G
             trees.append(tree)
