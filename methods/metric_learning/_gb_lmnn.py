@@ -226,7 +226,10 @@ class GBLMNN(TransformerMixin, BaseEstimator):
             L0 = np.asarray(lmnn.components_, dtype=np.float64)
             init_converged = bool(lmnn.converged_)
         else:
-            L0 = np.eye(d) if isinstance(self.init, str) else np.asarray(self.init, float)
+            L0 = (
+                np.eye(d) if isinstance(self.init, str)
+                else np.asarray(self.init, dtype=np.float64)
+            )
             if L0.ndim != 2 or L0.shape[1] != d:
                 raise ValueError(
                     f"init has shape {L0.shape}; GB-LMNN needs (d', {d}), 'lmnn' or "
