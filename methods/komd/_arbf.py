@@ -24,9 +24,17 @@ Readings of Sec. 4.2 (named options, see ``mu_role``):
   ``-C_r beta e^{-alpha_r}`` (``d beta / d alpha = -beta``). With the printed sign
   the correlation term would *raise* the widths of correlated features, against
   the stated intent of eq. 1 ("this player will prefer uncorrelated features"), so
-  we use the chain-rule sign.
+  we use the chain-rule sign. (Measured: with the printed sign both terms raise
+  beta and it diverges, NaN within 20 iterations at mu >= 10 on heart.)
 - ``mu_role="weight"``: ``mu`` is the weight of eq. 3 (``w = mu``) and the step is
-  ``eta``.
+  ``eta``, which the paper does not give. With ``eta = 1`` and ``mu = 1`` both
+  readings give the same update.
+
+``step`` is the default because the update printed in Sec. 4.2 is the algorithm
+the paper runs and has ``mu`` as its only step; ``weight`` is a check (arbf
+report, "Check runs"). Under either reading ``Q`` (~1e-3 with gamma on the two
+simplices) is small beside ``C(beta)`` (~1e-2 to 1e-1), so the C term shrinks
+beta almost uniformly and ARBF stays close to KOMD with a smaller beta0.
 
 Kernel update (Sec. 4.2): the paper writes ``K <- K * exp((1 - Delta_r) D_r)``; the
 new factor of feature r is ``exp(-beta_r Delta_r D_r) = exp(-beta_r D_r)

@@ -4,18 +4,30 @@ The non-linear map ``phi(x) = L0 x + sum_t rho_t h_t(x)`` is grown by gradient
 boosting in function space (Friedman 2001): each round evaluates the gradient of
 the LMNN loss with respect to the embedded training points ``phi(x_i)``, fits one
 multi-output scikit-learn regression tree ``h_t`` to the negative gradient, and
-adds it with a step ``rho_t`` found by line search. The loss is LMNN's
+adds it with a step ``rho_t`` (option ``step_rule``: the authors' shrunken
+learning rate, or a line search). The loss is LMNN's
 (Weinberger and Saul 2009; the project's LMNN uses the same ``push_weight`` form)::
 
     (1 - push_weight) sum_{i, j ~> i} ||phi_i - phi_j||^2
     + push_weight sum_{i, j ~> i, l: y_l != y_i} [margin + ||phi_i - phi_j||^2
                                                    - ||phi_i - phi_l||^2]_+
 
-with target neighbours ``j ~> i`` (the ``n_neighbors`` nearest same-class points
-in the initial metric, fixed before boosting). ``L0`` is the identity here
-(``init="identity"``); Kedem et al. start from the linear LMNN solution, which the
-option ``init`` may pass as an (d, d) matrix ``L0``. arbf uses it as K-GB-LMNN: kNN
-in the learned space (``MetricKNN(metric_learner=GBLMNN(...))``).
+with target neighbours ``j ~> i`` (the ``n_neighbors`` nearest same-class points,
+fixed before boosting).
+
+Initialization (option ``init``): Kedem et al. start boosting from the linear LMNN
+solution, ``phi_0(x) = L x`` with ``L`` learned by LMNN, and arbf Sec. 5 says of
+K-GB-LMNN: "we used the implementation made by the authors", whose ``gb_lmnn(X, Y,
+K, L)`` takes "an initial linear transformation which can be learned using LMNN"
+(their demo passes LMNN's ``L``) and finds the target neighbours in the input
+space. So ``init="lmnn"`` (the default) fits the project's LMNN (same
+``n_neighbors``, ``push_weight``, ``margin``; target neighbours in the input
+metric, passed to LMNN so both losses count the same triplets) and boosts from
+its ``L``: the first loss in ``loss_`` is LMNN's objective at its solution.
+``init="identity"`` starts from the Euclidean metric (``L0 = I``); an (d', d)
+array is used as ``L0`` (target neighbours then in the space ``X L0'``). arbf uses
+GB-LMNN as K-GB-LMNN: kNN in the learned space
+(``MetricKNN(metric_learner=GBLMNN(...))``).
 """
 
 from __future__ import annotations
@@ -30,6 +42,8 @@ from sklearn.tree import DecisionTreeRegressor
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
+
+from methods.metric_learning._lmnn import LMNN
 
 #: Fitted states of recent deterministic fits (integer random_state), keyed by the
 #: data and the parameters other than n_estimators: a grid over kNN's k (MetricKNN
@@ -124,22 +138,33 @@ class GBLMNN(TransformerMixin, BaseEstimator):
         Of the LMNN loss (module docstring).
     n_estimators : int, default=100
         Boosting rounds (regression trees).
-    learning_rate : float, default=0.1
-        First step of the line search (Armijo backtracking; each round starts
-        from twice the previous accepted step), in units of the embedding: the
-        tree fits the negative gradient scaled to unit mean row norm.
+    learning_rate : float, default=1e-3
+        The first step (see ``step_rule``).
+    step_rule : {"authors", "line_search"}, default="authors"
+        How each tree's step is set. ``"authors"``: as the authors' ``gb_lmnn.m``
+        (the code arbf Sec. 5 used; its default learning rate is 1e-3): the tree
+        fits the raw negative gradient, the step is the learning rate, multiplied
+        by 1.01 before each tree and halved while the tree would raise the loss
+        (a shrunken, near-constant step). ``"line_search"``: Friedman's line
+        search as Armijo backtracking, each round from twice the previous accepted
+        step, in units of the embedding (the tree fits the negative gradient
+        scaled to unit mean row norm); a greedy step that fits the training loss
+        much faster (use ``learning_rate`` ~0.1).
     max_depth : int, default=4
         Depth of each multi-output regression tree.
-    init : "identity" or (d, d) array
-        ``L0``, the linear part of ``phi``.
+    init : {"lmnn", "identity"} or (d', d) array, default="lmnn"
+        ``L0``, the linear part of ``phi``: LMNN's solution (Kedem et al.; the
+        authors' code that arbf Sec. 5 used), the identity, or a given matrix
+        (module docstring).
     random_state : int, RandomState or None
 
     Attributes
     ----------
     components_ : (d, d) L0; estimators_ : the fitted trees; loss_ : loss before
-    each round and after the last; steps_ : the line-search steps;
+    each round and after the last; steps_ : the step of each tree;
     target_neighbors_, n_iter_, objective_, converged_ (always True: boosting
-    runs a fixed number of rounds, or stops when no tree descends).
+    runs a fixed number of rounds, or stops when no tree descends);
+    init_converged_ : whether the initial LMNN converged (True for other inits).
     """
 
     paper_name = "GB-LMNN"
@@ -150,8 +175,9 @@ class GBLMNN(TransformerMixin, BaseEstimator):
         "margin": [Interval(Real, 0.0, None, closed="neither")],
         "n_estimators": [Interval(Integral, 0, None, closed="left")],
         "learning_rate": [Interval(Real, 0.0, None, closed="neither")],
+        "step_rule": [StrOptions({"authors", "line_search"})],
         "max_depth": [Interval(Integral, 1, None, closed="left")],
-        "init": [StrOptions({"identity"}), np.ndarray],
+        "init": [StrOptions({"identity", "lmnn"}), np.ndarray],
         "random_state": ["random_state"],
     }
 
@@ -161,9 +187,10 @@ class GBLMNN(TransformerMixin, BaseEstimator):
         push_weight: float = 0.5,
         margin: float = 1.0,
         n_estimators: int = 100,
-        learning_rate: float = 0.1,
+        learning_rate: float = 1e-3,
+        step_rule: str = "authors",
         max_depth: int = 4,
-        init="identity",
+        init="lmnn",
         random_state=None,
     ):
         self.n_neighbors = n_neighbors
@@ -171,6 +198,7 @@ class GBLMNN(TransformerMixin, BaseEstimator):
         self.margin = margin
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
+        self.step_rule = step_rule
         self.max_depth = max_depth
         self.init = init
         self.random_state = random_state
@@ -186,36 +214,73 @@ class GBLMNN(TransformerMixin, BaseEstimator):
             self._restore_prefix(cached["state"], self.n_estimators)
             return self
         d = X.shape[1]
-        L0 = np.eye(d) if isinstance(self.init, str) else np.asarray(self.init, float)
-        if L0.shape[1] != d:
-            raise ValueError(f"init has shape {L0.shape}; GB-LMNN needs (d', {d}).")
+        init_converged = True
+        if isinstance(self.init, str) and self.init == "lmnn":
+            # Kedem et al.: phi_0 = the linear LMNN map; targets in the input space
+            tn = _target_neighbors(X, y, self.n_neighbors)
+            lmnn = LMNN(
+                n_neighbors=self.n_neighbors,
+                push_weight=self.push_weight,
+                margin=self.margin,
+            ).fit(X, y, target_neighbors=tn)
+            L0 = np.asarray(lmnn.components_, dtype=np.float64)
+            init_converged = bool(lmnn.converged_)
+        else:
+            L0 = (
+                np.eye(d) if isinstance(self.init, str)
+                else np.asarray(self.init, dtype=np.float64)
+            )
+            if L0.ndim != 2 or L0.shape[1] != d:
+                raise ValueError(
+                    f"init has shape {L0.shape}; GB-LMNN needs (d', {d}), 'lmnn' or "
+                    "'identity'."
+                )
+            tn = _target_neighbors(X @ L0.T, y, self.n_neighbors)
         rng = check_random_state(self.random_state)
         Phi = X @ L0.T
-        tn = _target_neighbors(Phi, y, self.n_neighbors)
         trees, losses, steps = [], [], []
         value, G = gb_lmnn_loss(Phi, y, tn, self.push_weight, self.margin)
         step = float(self.learning_rate)
         for _ in range(self.n_estimators):
             losses.append(value)
-            # the tree fits the negative gradient scaled to unit mean row norm, so
-            # the step is in units of the embedding, whatever the loss's scale
-            scale = float(np.mean(np.linalg.norm(G, axis=1))) or 1.0
-            tree = DecisionTreeRegressor(
-                max_depth=self.max_depth, random_state=rng.randint(2**31 - 1)
-            ).fit(X, -G / scale)
-            H = tree.predict(X).reshape(Phi.shape)
-            slope = float(np.sum(G * H))
-            # Friedman's line search as Armijo backtracking from twice the last step
-            step *= 2.0
-            while step > 1e-10:
-                new_value, new_G = gb_lmnn_loss(
-                    Phi + step * H, y, tn, self.push_weight, self.margin
-                )
-                if new_value <= value + 1e-4 * step * min(slope, 0.0):
-                    break
-                step *= 0.5
-            if step <= 1e-10 or slope >= 0.0:
-                break  # the tree found no descent direction: stop boosting
+            if self.step_rule == "authors":
+                # gb_lmnn.m: a tree on the raw negative gradient, a fixed learning
+                # rate grown by 1.01 after each accepted tree, halved (and the tree
+                # rolled back) when the loss would rise
+                tree = DecisionTreeRegressor(
+                    max_depth=self.max_depth, random_state=rng.randint(2**31 - 1)
+                ).fit(X, -G)
+                H = tree.predict(X).reshape(Phi.shape)
+                step *= 1.01
+                while step > 1e-12:
+                    new_value, new_G = gb_lmnn_loss(
+                        Phi + step * H, y, tn, self.push_weight, self.margin
+                    )
+                    if new_value <= value:
+                        break
+                    step *= 0.5
+                if step <= 1e-12:
+                    break  # the tree found no descent direction: stop boosting
+            else:
+                # the tree fits the negative gradient scaled to unit mean row norm,
+                # so the step is in units of the embedding, whatever the loss's scale
+                scale = float(np.mean(np.linalg.norm(G, axis=1))) or 1.0
+                tree = DecisionTreeRegressor(
+                    max_depth=self.max_depth, random_state=rng.randint(2**31 - 1)
+                ).fit(X, -G / scale)
+                H = tree.predict(X).reshape(Phi.shape)
+                slope = float(np.sum(G * H))
+                # Friedman's line search as Armijo backtracking from twice the last
+                step *= 2.0
+                while step > 1e-10:
+                    new_value, new_G = gb_lmnn_loss(
+                        Phi + step * H, y, tn, self.push_weight, self.margin
+                    )
+                    if new_value <= value + 1e-4 * step * min(slope, 0.0):
+                        break
+                    step *= 0.5
+                if step <= 1e-10 or slope >= 0.0:
+                    break  # the tree found no descent direction: stop boosting
             Phi = Phi + step * H
             value, G = new_value, new_G
             trees.append(tree)
@@ -229,6 +294,7 @@ class GBLMNN(TransformerMixin, BaseEstimator):
         self.objective_ = float(losses[-1])
         self.n_iter_ = max(len(trees), 1)
         self.converged_ = True
+        self.init_converged_ = init_converged
         if key is not None:
             state = {k: v for k, v in vars(self).items() if k.endswith("_")}
             _FIT_CACHE[key] = {"n_estimators": self.n_estimators, "state": state}

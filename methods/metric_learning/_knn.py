@@ -39,7 +39,7 @@ class MetricKNN(ClassifierMixin, BaseEstimator):
     weights : {"uniform", "distance"}, default="uniform"
         Vote weight of a neighbour: 1, or the inverse of its (unsquared) distance;
         a neighbour at distance 0 then takes all the weight, as in scikit-learn.
-    score_rule : {"vote", "margin"}, default="vote"
+    score_rule : {"vote", "margin", "label"}, default="vote"
         The ranking rule of ``decision_function`` (not named ``score``: that would
         shadow :meth:`score`, which grid searches call). ``"vote"``: the weighted
         fraction of the ``k`` neighbours in each class (``predict_proba``; binary:
@@ -47,7 +47,12 @@ class MetricKNN(ClassifierMixin, BaseEstimator):
         with ``predict``). ``"margin"``: minus the distance to the nearest
         training point of each class; binary: :math:`d(x, \text{nearest of }
         classes\_[0]) - d(x, \text{nearest of } classes\_[1])`, a graded score even
-        for 1-NN, whose vote is 0 or 1.
+        for 1-NN, whose vote is 0 or 1. ``"label"``: the predicted label itself
+        (one-hot; binary: +1 for ``classes_[1]``, -1 for ``classes_[0]``), a
+        two-level ranking whose ROC AUC is the balanced accuracy. This is all the
+        kNN code of Weinberger et al. returns (``knncl``: error rates and the
+        predicted labels ``lTe2``, majority vote, uniform weights), the code arbf
+        Sec. 5 says it used for K-LMNN and K-GB-LMNN.
 
     Attributes
     ----------
@@ -63,7 +68,7 @@ class MetricKNN(ClassifierMixin, BaseEstimator):
         "metric_learner": [None, HasMethods(["fit", "transform"])],
         "n_neighbors": [Interval(Integral, 1, None, closed="left")],
         "weights": [StrOptions({"uniform", "distance"})],
-        "score_rule": [StrOptions({"vote", "margin"})],
+        "score_rule": [StrOptions({"vote", "margin", "label"})],
     }
 
     def __init__(
@@ -158,6 +163,10 @@ class MetricKNN(ClassifierMixin, BaseEstimator):
         """
         if self.score_rule == "vote":
             S = self.predict_proba(X)
+        elif self.score_rule == "label":
+            P = self.predict_proba(X)
+            S = np.zeros_like(P)
+            S[np.arange(len(P)), np.argmax(P, axis=1)] = 1.0  # predict's choice
         else:
             D = _sq_dists(self._embed(X), self.embedding_)
             S = np.column_stack(

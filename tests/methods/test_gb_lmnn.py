@@ -46,7 +46,10 @@ def test_loss_equals_the_dense_triplet_sum_and_its_gradient():
 
 def test_loss_decreases_over_boosting_rounds():
     X, y = _data()
-    m = GBLMNN(n_estimators=20, random_state=0).fit(X, y)
+    m = GBLMNN(
+        n_estimators=20, init="identity", step_rule="line_search",
+        learning_rate=0.1, random_state=0,
+    ).fit(X, y)
     assert len(m.loss_) == len(m.estimators_) + 1 >= 10
     assert np.all(np.diff(m.loss_) < 0)
     assert m.loss_[-1] < 0.5 * m.loss_[0]
@@ -103,3 +106,40 @@ def test_fewer_rounds_from_the_cache_equal_a_fresh_fit():
     assert len(short.estimators_) == len(fresh.estimators_) == 3
     np.testing.assert_array_equal(short.transform(X), fresh.transform(X))
     np.testing.assert_array_equal(short.loss_, fresh.loss_)
+
+
+def test_init_lmnn_starts_at_lmnn_loss_and_descends():
+    """Kedem et al. start from the linear LMNN map: the boosting's first loss is
+    LMNN's objective at its solution, below the Euclidean start, and it falls."""
+    from methods.metric_learning import LMNN
+
+    X, y = _data()
+    m = GBLMNN(n_estimators=60, random_state=0).fit(X, y)  # default init="lmnn"
+    assert m.init == "lmnn" and m.step_rule == "authors"
+    lmnn = LMNN(n_neighbors=3).fit(X, y)
+    np.testing.assert_array_equal(m.target_neighbors_, lmnn.target_neighbors_)
+    np.testing.assert_allclose(m.components_, lmnn.components_)
+    assert m.loss_[0] == pytest.approx(lmnn.objective_, rel=1e-10)
+    assert not np.allclose(m.components_, np.eye(X.shape[1]))
+    euclid = GBLMNN(n_estimators=0, init="identity").fit(X, y).loss_[0]
+    assert m.loss_[0] < euclid
+    assert len(m.estimators_) == 60
+    assert np.all(np.diff(m.loss_) < 0)
+    assert m.loss_[-1] < 0.8 * m.loss_[0]
+    # the authors' rule: the first step is the learning rate times 1.01, and a
+    # step only grows by 1.01 per tree
+    assert m.steps_[0] <= 1.01e-3 * (1 + 1e-12)
+    assert np.all(m.steps_[1:] <= 1.01 * m.steps_[:-1] * (1 + 1e-12))
+    # transform reproduces the embedding the loss was evaluated on
+    assert gb_lmnn_loss(m.transform(X), y, m.target_neighbors_)[0] == pytest.approx(
+        m.loss_[-1]
+    )
+    # with no trees the map is LMNN's linear map
+    m0 = GBLMNN(n_estimators=0).fit(X, y)
+    np.testing.assert_allclose(m0.transform(X), lmnn.transform(X))
+
+
+def test_init_array_of_the_wrong_width_is_refused():
+    X, y = _data()
+    with pytest.raises(ValueError, match="init has shape"):
+        GBLMNN(init=np.eye(3)).fit(X, y)

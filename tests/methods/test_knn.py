@@ -62,6 +62,25 @@ def test_decision_function_rules():
     np.testing.assert_array_equal(margin.predict(Xt), (s > 0).astype(int))
 
 
+def test_label_rule_scores_the_predicted_label_and_its_auc_is_balanced_accuracy():
+    from sklearn.metrics import balanced_accuracy_score, roc_auc_score
+
+    X, y = make_blobs(n_samples=80, centers=2, cluster_std=5.0, random_state=3)
+    Xt, yt = X[::3] + 0.4, y[::3]
+    label = MetricKNN(n_neighbors=5, score_rule="label").fit(X, y)
+    s = label.decision_function(Xt)
+    pred = label.predict(Xt)
+    np.testing.assert_array_equal(s, np.where(pred == label.classes_[1], 1.0, -1.0))
+    assert roc_auc_score(yt, s) == pytest.approx(balanced_accuracy_score(yt, pred))
+    vote = MetricKNN(n_neighbors=5, score_rule="vote").fit(X, y)
+    np.testing.assert_array_equal(vote.predict(Xt), pred)
+    assert len(np.unique(vote.decision_function(Xt))) > 2  # vote is graded
+    # multiclass: one-hot of the predicted class
+    X3, y3 = make_blobs(n_samples=60, centers=3, cluster_std=4.0, random_state=0)
+    S = MetricKNN(n_neighbors=3, score_rule="label").fit(X3, y3).decision_function(X3)
+    assert S.shape == (60, 3) and np.all(S.sum(1) == 1.0)
+
+
 def test_too_many_neighbors_raises():
     with pytest.raises(ValueError, match="n_neighbors=5 needs at least"):
         MetricKNN(n_neighbors=5).fit(np.zeros((3, 2)), [0, 1, 0])

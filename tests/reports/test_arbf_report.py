@@ -44,3 +44,41 @@ def test_claim_rows_follow_the_table(table):
     for c in claim.itertuples():
         g = table[table.dataset == c.dataset].set_index("method").auc_mean
         assert c.best_arbf == pytest.approx(g[["arbf_t20", "arbf_t50"]].max())
+
+
+def _record(method, overrides, decision, status="ok"):
+    y = [1, -1, 1, -1, 1, -1, 1, -1]
+    return {
+        "status": status,
+        "dataset": "heart_libsvm",
+        "original_dataset": "heart_libsvm",
+        "method": method,
+        "overrides": ["dataset=heart_libsvm", f"method={method}",
+                      "experiment=arbf_table1", *overrides],
+        "folds": [{}, {}],
+        "predictions": {"fold": [0, 0, 0, 0, 1, 1, 1, 1], "y_true": y,
+                        "decision": decision, "y_pred": y},
+    }
+
+
+def test_variant_rows_are_the_check_runs_only(table):
+    from reports.arbf import variant_frame
+
+    perfect = [1.0, -1.0, 2.0, -2.0, 1.0, -1.0, 2.0, -2.0]
+    half = [1.0, -1.0, -1.0, 1.0, 1.0, -1.0, -1.0, 1.0]  # AUC 0.5 per split
+    recs = [
+        _record("arbf_t50", ["method.mu_role=weight"], perfect),
+        _record("knn_raw", ["method.weights=uniform", "method.score_rule=label"], half),
+        _record("arbf_t50", [], half),  # the sweep's own run: not a check
+        _record("komd", ["method.lam=0.5"], perfect, status="error"),
+    ]
+    v = variant_frame(recs, table).set_index("method")
+    assert list(v.index) == ["arbf_t50", "knn_raw"]  # sorted by variant
+    assert v.loc["arbf_t50", "variant"] == "method.mu_role=weight"
+    label = "method.score_rule=label method.weights=uniform"
+    assert v.loc["knn_raw", "variant"] == label
+    assert v.loc["arbf_t50", "auc_mean"] == pytest.approx(100.0)
+    assert v.loc["knn_raw", "auc_mean"] == pytest.approx(50.0)
+    own = table.set_index(["dataset", "method"]).loc[("heart", "arbf_t50")]
+    assert v.loc["arbf_t50", "default_auc_mean"] == pytest.approx(own.auc_mean)
+    assert v.loc["arbf_t50", "published_mean"] == pytest.approx(own.published_mean)
