@@ -335,6 +335,33 @@ def run_job_outcome(cfg: DictConfig) -> tuple[dict[str, Any], dict[str, Any]]:
     return store.load(path), outcome
 
 
+#: A job running longer than this reports its outer splits as they finish (at most one
+#: line per interval), so an hour-long cell is not silent; short jobs stay one line.
+SPLIT_PROGRESS_SECONDS = 60.0
+
+
+def split_progress(what: str, n_splits: int, interval: float = SPLIT_PROGRESS_SECONDS):
+    """A callback for :func:`runners.protocols.evaluate` that logs finished splits.
+
+    Logs ``<what>: outer split i/n done after t s`` once at least ``interval``
+    seconds passed since the job started or since the last such line.
+    """
+    start = time.perf_counter()
+    state = {"done": 0, "last": start}
+
+    def on_split(_index: int) -> None:
+        state["done"] += 1
+        now = time.perf_counter()
+        if now - state["last"] >= interval and state["done"] < n_splits:
+            state["last"] = now
+            log.info(
+                "       %s: outer split %d/%d done after %.0f s",
+                what, state["done"], n_splits, now - start,
+            )
+
+    return on_split
+
+
 def _run(cfg: DictConfig, kc: Mapping[str, Any]) -> dict[str, Any]:
     cls = get_class(cfg.method._target_)
     estimator = instantiate(cfg.method)
@@ -347,12 +374,16 @@ def _run(cfg: DictConfig, kc: Mapping[str, Any]) -> dict[str, Any]:
         return _run_every_fit(cfg, kc, estimator, X, y, name)
     splits = outer_splits(y, protocol, name, int(cfg.seed))
     seed_parts = fold_seed_parts(name, int(cfg.seed))
+    on_split = split_progress(
+        f"{dataset_label(cfg.dataset)} {run_label(cfg.method_id, cfg.kernel.name)}",
+        len(splits),
+    )
     check_psd = cfg.protocol.check_psd
     if cfg.protocol.preprocess_scope == "dataset" or cfg.protocol.preprocess == "none":
         estimator, Xin = build_input(estimator, X, kc["kernel"], check_psd)
         folds = evaluate(
             estimator, Xin, y, splits, kc["grid"], protocol, seed_parts,
-            scoring=cfg.search.scoring,
+            on_split=on_split, scoring=cfg.search.scoring,
         )
     else:
         folds = []
@@ -361,7 +392,7 @@ def _run(cfg: DictConfig, kc: Mapping[str, Any]) -> dict[str, Any]:
         ):
             folds += evaluate(
                 est, Xin, y, [split], kc["grid"], protocol, seed_parts,
-                scoring=cfg.search.scoring,
+                on_split=on_split, scoring=cfg.search.scoring,
             )
     return _record_of(folds, X, y)
 
