@@ -53,7 +53,13 @@ from __future__ import annotations
 import numpy as np
 
 from methods._qp._cvxopt import rho_from_kkt, solve_cvxopt
-from methods._qp._ipm import IPM_TOL, low_rank_factor, polish_smo, solve_ipm
+from methods._qp._ipm import (
+    IPM_TOL,
+    low_rank_factor,
+    polish_smo,
+    rank_exceeds,
+    solve_ipm,
+)
 from methods._qp._problems import BoxQP, csvm_dual, svmm_dual
 from methods._qp._result import QPResult
 from methods._qp._smo import SMO_TOL, default_max_iter, project_feasible, solve_smo
@@ -203,6 +209,7 @@ __all__ = [
     "low_rank_factor",
     "polish_smo",
     "project_feasible",
+    "rank_exceeds",
     "rho_from_kkt",
     "solve_box_qp",
     "solve_cvxopt",
