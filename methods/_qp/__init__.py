@@ -24,9 +24,11 @@ deterministically as the variables SMO visits plus a fixed cost per iteration
 do not depend on the machine's speed or load. Stages:
 
 1. SMO with the budget of the cheapest IPM possible (rank 0: residuals only).
-2. Pivoted Cholesky of K, stopped at rank n / 8 (cheap when it stops early). The
-   rank r (or "dense") gives the IPM's cost; SMO resumes from where it stopped,
-   up to that budget.
+2. Pivoted Cholesky of K, stopped at rank n / 8 (cheap when it stops early),
+   skipped when a Cholesky of one (n/8 + 1)-row principal submatrix already
+   proves rank > n / 8 (:func:`rank_exceeds`; same verdict, ~1/4 of the cost on
+   full-rank kernels). The rank r (or "dense") gives the IPM's cost; SMO resumes
+   from where it stopped, up to that budget.
 3. The IPM (low-rank if r <= n / 8, else dense; BLAS on one thread), polished
    by SMO (at most 100 m iterations). The IPM returns its best iterate when
    rounding stops its progress (ill-conditioned K), which the polish finishes.
