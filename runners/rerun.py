@@ -103,8 +103,10 @@ def _sweep_jobs(experiment: str, argv: Sequence[str]) -> list[list[str]] | None:
     conf = OmegaConf.load(path)
     if str(OmegaConf.select(conf, "hydra.mode", default="")) != "MULTIRUN":
         return None
-    params = OmegaConf.select(conf, "hydra.sweeper.params") or {}
-    lines = [f"{k}={params[k]}" for k in params.keys()] + list(argv)
+    params = OmegaConf.select(conf, "hydra.sweeper.params")
+    # unresolved, as runners.callbacks.sweep_jobs reads them
+    params = OmegaConf.to_container(params, resolve=False) if params else {}
+    lines = [f"{k}={v}" for k, v in params.items()] + list(argv)
     parser = OverridesParser.create()
     batches = BasicSweeper.split_arguments(parser.parse_overrides(lines), None)
     return [list(job) for batch in batches for job in batch]
