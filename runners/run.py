@@ -281,6 +281,7 @@ def run_job_outcome(cfg: DictConfig) -> tuple[dict[str, Any], dict[str, Any]]:
     if not cfg.force:
         record = store.finished(path)
         if record is not None:
+            _remember(cfg, path)
             outcome.update(status="cached", reason=record.get("reason", ""))
             _progress_line(cfg, label, "cached", 0.0, outcome=outcome)
             return record, outcome
@@ -319,6 +320,8 @@ def run_job_outcome(cfg: DictConfig) -> tuple[dict[str, Any], dict[str, Any]]:
     record["finished"] = now_iso()
     record["wall_seconds"] = time.perf_counter() - t_start
     store.write(path, record)
+    if record["status"] in ("ok", "skip"):
+        _remember(cfg, path)
     extra = record.get("reason", "")
     if record["status"] == "ok":
         extra = f"error {record['error_pct']:.2f}%" + (
@@ -360,6 +363,16 @@ def split_progress(what: str, n_splits: int, interval: float = SPLIT_PROGRESS_SE
             )
 
     return on_split
+
+
+def _remember(cfg: DictConfig, path: Path) -> None:
+    """Index a sweep job's finished record for the cached fast path (runners/rerun)."""
+    from hydra.core.hydra_config import HydraConfig
+
+    if HydraConfig.initialized():
+        from runners.rerun import remember
+
+        remember(cfg.paths.results, cfg.experiment, run_overrides(cfg), path)
 
 
 def _run(cfg: DictConfig, kc: Mapping[str, Any]) -> dict[str, Any]:
@@ -503,13 +516,24 @@ def compose_config(overrides: Sequence[str] = ()) -> DictConfig:
 # An absolute path: the console script kml-run imports this module through the
 # editable-install finder, where Hydra cannot resolve a path relative to this file.
 @hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="config")
-def main(cfg: DictConfig) -> dict[str, Any]:
-    """Console entry point ``kml-run``; returns the run's outcome for the summary.
+def hydra_main(cfg: DictConfig) -> dict[str, Any]:
+    """Hydra's app; returns the run's outcome for the summary.
 
     ``runners.callbacks.RunSummary`` prints the closing summary (of the run, or of
     the whole sweep) and exits with status 1 when a run failed.
     """
     return run_job_outcome(cfg)[1]  # its progress line has already said how it went
+
+
+def main() -> None:
+    """Console entry point ``kml-run``: a sweep whose every job has its record is
+    reported without composing a config (:mod:`runners.rerun`), else Hydra runs."""
+    import sys
+
+    from runners.rerun import cached_sweep
+
+    if not cached_sweep(sys.argv[1:]):
+        hydra_main()
 
 
 if __name__ == "__main__":

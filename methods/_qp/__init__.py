@@ -24,9 +24,11 @@ deterministically as the variables SMO visits plus a fixed cost per iteration
 do not depend on the machine's speed or load. Stages:
 
 1. SMO with the budget of the cheapest IPM possible (rank 0: residuals only).
-2. Pivoted Cholesky of K, stopped at rank n / 8 (cheap when it stops early). The
-   rank r (or "dense") gives the IPM's cost; SMO resumes from where it stopped,
-   up to that budget.
+2. Pivoted Cholesky of K, stopped at rank n / 8 (cheap when it stops early),
+   skipped when a Cholesky of one (n/8 + 1)-row principal submatrix already
+   proves rank > n / 8 (:func:`rank_exceeds`; same verdict, ~1/4 of the cost on
+   full-rank kernels). The rank r (or "dense") gives the IPM's cost; SMO resumes
+   from where it stopped, up to that budget.
 3. The IPM (low-rank if r <= n / 8, else dense; BLAS on one thread), polished
    by SMO (at most 100 m iterations). The IPM returns its best iterate when
    rounding stops its progress (ill-conditioned K), which the polish finishes.
@@ -53,7 +55,13 @@ from __future__ import annotations
 import numpy as np
 
 from methods._qp._cvxopt import rho_from_kkt, solve_cvxopt
-from methods._qp._ipm import IPM_TOL, low_rank_factor, polish_smo, solve_ipm
+from methods._qp._ipm import (
+    IPM_TOL,
+    low_rank_factor,
+    polish_smo,
+    rank_exceeds,
+    solve_ipm,
+)
 from methods._qp._problems import BoxQP, csvm_dual, svmm_dual
 from methods._qp._result import QPResult
 from methods._qp._smo import SMO_TOL, default_max_iter, project_feasible, solve_smo
@@ -203,6 +211,7 @@ __all__ = [
     "low_rank_factor",
     "polish_smo",
     "project_feasible",
+    "rank_exceeds",
     "rho_from_kkt",
     "solve_box_qp",
     "solve_cvxopt",

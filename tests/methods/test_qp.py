@@ -12,6 +12,7 @@ from methods._qp import (
     csvm_dual,
     low_rank_factor,
     project_feasible,
+    rank_exceeds,
     solve_box_qp,
     solve_ipm,
     solve_smo,
@@ -172,6 +173,55 @@ def test_low_rank_factor():
     assert V.shape == (50, 10)
     np.testing.assert_allclose(V @ V.T, K, atol=1e-9 * np.abs(K).max())
     assert low_rank_factor(pairwise_kernel(X, kernel="gaussian"), 5) is None
+
+
+def test_rank_certificate_is_sound_and_decides_full_rank():
+    # The certificate may only say "rank > r_max" when the pivoted Cholesky it
+    # replaces would run past r_max pivots; on full-rank kernels it must say so.
+    from methods._qp._ipm import RANK_RTOL, _pivoted_cholesky
+
+    X, _ = _data(3, n=160)
+    decided = 0
+    for sigma in (0.3, 1.0, 2.0, 4.0, 8.0, 16.0):
+        K = pairwise_kernel(X, kernel="gaussian", sigma=sigma)
+        for r_max in (5, 10, 20, 40, 80):
+            _, r = _pivoted_cholesky(K, RANK_RTOL, r_max)
+            if rank_exceeds(K, r_max):
+                decided += 1
+                assert r == -1, (sigma, r_max, r)
+    assert decided >= 10
+    K = pairwise_kernel(X, kernel="gaussian", sigma=0.5)
+    assert rank_exceeds(K, 20)
+    # Rank exactly r_max (large eigenvalues): never certified; rank r_max + 1: yes.
+    rng = np.random.default_rng(0)
+    Q, _ = np.linalg.qr(rng.standard_normal((160, 21)))
+    for r, expected in ((20, False), (21, True)):
+        Kr = (Q[:, :r] * np.linspace(1.0, 2.0, r)) @ Q[:, :r].T
+        Kr = (Kr + Kr.T) / 2
+        assert rank_exceeds(Kr, 20) is expected
+    # Low rank (poly2 in 3 dimensions: 10) and a K that is not exactly symmetric.
+    assert not rank_exceeds(pairwise_kernel(X, kernel="poly", degree=2), 20)
+    K_asym = K.copy()
+    K_asym[3, 150] += 1e-12
+    assert not rank_exceeds(K_asym, 20)
+
+
+@pytest.mark.parametrize("eps", [None, 0.0])
+def test_auto_unchanged_by_rank_certificate(monkeypatch, eps):
+    # A full-rank kernel on a slow dual reaches the rank stage of "auto"; the
+    # certificate must give the same path and the same bits as the factorization.
+    import methods._qp._ipm as ipm
+
+    X, y = _data(7, n=240)
+    K = pairwise_kernel(X, kernel="gaussian", sigma=0.7)
+    assert rank_exceeds(K, 240 // 8)
+    problem = _problem(K, y, 1000.0, eps)
+    new = solve_box_qp(problem)
+    monkeypatch.setattr(ipm, "rank_exceeds", lambda K, r_max: False)
+    old = solve_box_qp(problem)
+    assert new.solver == old.solver
+    np.testing.assert_array_equal(new.z, old.z)
+    assert new.rho == old.rho
 
 
 @pytest.mark.parametrize("low_rank", [True, False], ids=["low_rank", "dense"])

@@ -80,6 +80,21 @@ def test_mcnemar_agrees_with_statsmodels(n01, n10, method):
     assert res.pvalue == pytest.approx(ref.pvalue)
 
 
+def test_mcnemar_chi2_cc_is_statsmodels_to_the_last_bit():
+    # The chi2_cc variant repeats statsmodels' arithmetic without importing it;
+    # a report's p-values (and so its written files) must not move by one bit.
+    from reports.stats import _mcnemar_from_counts
+
+    for n01 in range(0, 80):
+        for n10 in range(0, 80, 3):
+            if n01 + n10 == 0:
+                continue
+            res = _mcnemar_from_counts(n01, n10, "chi2_cc")
+            ref = sm_mcnemar([[0, n01], [n10, 0]], exact=False, correction=True)
+            assert res.statistic == float(ref.statistic), (n01, n10)
+            assert res.pvalue == float(ref.pvalue), (n01, n10)
+
+
 @pytest.mark.parametrize("method", ["chi2_cc", "exact"])
 def test_mcnemar_no_discordant_pairs(method):
     y = np.array([0, 1, 1, 0])

@@ -1,0 +1,118 @@
+"""The cached fast path of ``kml-run`` (runners/rerun.py): taken only when every job
+of the sweep has a finished record for the same configuration."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from runners import rerun
+
+REPO = Path(__file__).resolve().parents[2]
+FAST = "has its record (index .index/)"
+SWEEP = [
+    "experiment=mlsvm_table1",
+    "dataset=sonar",
+    "method=svm,fda",
+    "kernel=linear",
+    "protocol=smoke",
+    "search.grids.default.C=[1,10]",
+]
+
+
+def kml_run(tmp: Path, *args: str) -> subprocess.CompletedProcess:
+    exe = shutil.which("kml-run", path=str(Path(sys.executable).parent))
+    if exe is None:
+        pytest.skip("kml-run is not installed in this environment")
+    env = {
+        **os.environ,
+        "KML_RESULTS": str(tmp / "results"),
+        "KML_OUTPUTS": str(tmp / "outputs"),
+        "KML_JOBS": "1",
+        "KML_OFFLINE": "1",
+        "KML_CACHE": str(tmp / "cache"),
+    }
+    out = subprocess.run(
+        [exe, *args], cwd=tmp, env=env, capture_output=True, text=True, timeout=600
+    )
+    out.text = out.stdout + out.stderr
+    return out
+
+
+def test_cached_rerun_skips_hydra_only_when_every_record_is_there(tmp_path):
+    out = kml_run(tmp_path, *SWEEP)
+    assert out.returncode == 0, out.text
+    assert "kml-run summary: 2 ok, 0 cached, 0 skipped, 0 failed (2 runs)" in out.text
+    assert FAST not in out.text
+    out = kml_run(tmp_path, *SWEEP)
+    assert out.returncode == 0, out.text
+    assert FAST in out.text
+    assert "kml-run summary: 0 ok, 2 cached, 0 skipped, 0 failed (2 runs)" in out.text
+    # force=true always runs Hydra (and recomputes)
+    out = kml_run(tmp_path, *SWEEP, "force=true")
+    assert FAST not in out.text
+    assert "2 ok, 0 cached" in out.text
+    # a sweep with a job that has no record yet: the normal path, which runs it
+    out = kml_run(tmp_path, *SWEEP[:2], "method=svm,fda,svmm", *SWEEP[3:])
+    assert FAST not in out.text
+    assert "1 ok, 2 cached" in out.text
+    # a record removed since it was indexed: the normal path recomputes it
+    records = sorted((tmp_path / "results" / "mlsvm_table1").rglob("svm[[]*.json"))
+    assert len(records) == 1
+    records[0].unlink()
+    out = kml_run(tmp_path, *SWEEP)
+    assert FAST not in out.text
+    assert "1 ok, 1 cached" in out.text
+
+
+def test_job_digest_follows_overrides_env_and_config_files(monkeypatch, tmp_path):
+    job = ["dataset=sonar", "method=svm", "experiment=mlsvm_table1"]
+    rerun._setting_digest.cache_clear()
+    base = rerun.job_digest(job)
+    assert rerun.job_digest(job) == base
+    assert rerun.job_digest([*job, "seed=1"]) != base
+    assert rerun.job_digest(list(reversed(job))) != base  # Hydra applies in order
+    # an environment variable the config files read (paths.data_mirror)
+    monkeypatch.setenv("DATA_MIRROR", str(tmp_path / "elsewhere"))
+    rerun._setting_digest.cache_clear()
+    assert rerun.job_digest(job) != base
+    monkeypatch.delenv("DATA_MIRROR", raising=False)
+    rerun._setting_digest.cache_clear()
+    base = rerun.job_digest(job)
+    # the launcher's worker count is not part of a record's path
+    monkeypatch.setenv("KML_JOBS", "7")
+    rerun._setting_digest.cache_clear()
+    assert rerun.job_digest(job) == base
+    # an edited config file
+    conf = tmp_path / "conf"
+    shutil.copytree(rerun.CONF_DIR, conf)
+    monkeypatch.setattr(rerun, "CONF_DIR", conf)
+    rerun._setting_digest.cache_clear()
+    same_files = rerun.job_digest(job)
+    (conf / "protocol" / "smoke.yaml").write_text(
+        (conf / "protocol" / "smoke.yaml").read_text() + "\n# edited\n"
+    )
+    rerun._setting_digest.cache_clear()
+    assert rerun.job_digest(job) != same_files
+    rerun._setting_digest.cache_clear()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["dataset=sonar"],  # no experiment: a single run
+        ["experiment=mlsvm_table1", "force=true"],
+        ["-m", "experiment=mlsvm_table1"],
+        ["experiment=mlsvm_table1", "paths.results=/elsewhere"],
+        ["experiment=mlsvm_table1", "hydra/launcher=ray"],
+        ["experiment=no_such_experiment"],
+    ],
+)
+def test_fast_path_declines(argv, tmp_path, monkeypatch):
+    monkeypatch.setenv("KML_RESULTS", str(tmp_path))
+    assert rerun.cached_sweep(argv) is False
