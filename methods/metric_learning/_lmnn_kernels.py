@@ -116,3 +116,69 @@ def screened_loss(Z, R_ref, delta, tn, y, margin, gamma):  # pragma: no cover
                 R[i, c] += t
                 R[j, c] -= t
     return value, n_active, R, n_examined
+
+
+@njit(cache=True)
+def distance_loss(D, Z, tn, y, margin, gamma):  # pragma: no cover - compiled
+    r"""Objective and :math:`R = \mathrm{Lap}(W) Z` from precomputed impostor distances.
+
+    ``D`` holds every squared distance (one GEMM, :func:`_sq_dists`); the target
+    distances are recomputed exactly from ``Z`` (``n k d``, cheap) and an impostor
+    ``l`` costs O(1) unless ``D[i, l] < margin + max_j D_ij`` (the same rule as the
+    screen of :func:`screened_loss` with a fresh reference). The gradient is
+    accumulated only over active pairs, so the evaluation costs one ``n^2 d`` GEMM
+    plus ``O(n^2 k + (n k + n_active) d)`` instead of ``n_examined * d`` scalar work.
+
+    Returns ``(value, n_active, R, n_examined)`` as :func:`screened_loss`.
+    """
+    n, k = tn.shape
+    d = Z.shape[1]
+    R = np.zeros((n, d))
+    Dt = np.empty(k)
+    value = 0.0
+    n_active = 0
+    n_examined = 0
+    cnt = np.zeros(k)
+    for i in range(n):
+        reach = 0.0
+        for jj in range(k):
+            j = tn[i, jj]
+            s = 0.0
+            for c in range(d):
+                t = Z[i, c] - Z[j, c]
+                s += t * t
+            Dt[jj] = s
+            cnt[jj] = 0.0
+            if s > reach:
+                reach = s
+            value += (1.0 - gamma) * s
+        reach += margin
+        yi = y[i]
+        for l in range(n):
+            if y[l] == yi:
+                continue
+            s = D[i, l]
+            if s >= reach:
+                continue
+            n_examined += 1
+            w = 0.0
+            for jj in range(k):
+                h = margin + Dt[jj] - s
+                if h > 0.0:
+                    value += gamma * h
+                    cnt[jj] += 1.0
+                    w += gamma
+                    n_active += 1
+            if w > 0.0:
+                for c in range(d):
+                    t = w * (Z[i, c] - Z[l, c])
+                    R[i, c] -= t
+                    R[l, c] += t
+        for jj in range(k):
+            j = tn[i, jj]
+            w = (1.0 - gamma) + gamma * cnt[jj]
+            for c in range(d):
+                t = w * (Z[i, c] - Z[j, c])
+                R[i, c] += t
+                R[j, c] -= t
+    return value, n_active, R, n_examined

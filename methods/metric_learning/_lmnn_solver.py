@@ -27,12 +27,27 @@ import time
 import numpy as np
 import scipy.optimize
 
-from methods.metric_learning._lmnn_kernels import dense_weights, screened_loss
+from methods.metric_learning._lmnn_kernels import (
+    dense_weights,
+    distance_loss,
+    screened_loss,
+)
 
 #: From this many entries of L on (d >= 224), the solver's own L-BFGS replaces
 #: scipy's L-BFGS-B, whose per-iteration bound machinery then dominates; below it,
 #: scipy's compiled loop beats the Python two-loop recursion.
 LARGE_PROBLEM = 50_000
+
+#: From this many features on (kernel maps, where d = n), an evaluation whose screen
+#: examines more than GEMM_EXAMINED_FRACTION of all pairs is replaced by one GEMM for
+#: every distance (:func:`distance_loss`) for the next GEMM_STREAK evaluations (twice
+#: as many after each further failed screen): the screen then costs
+#: ``n_examined * d`` scalar operations, ~10x the GEMM's per pair (measured at
+#: n = d = 1000: 0.37 s against 0.04 s). Below it, the scalar loop is cheap and the
+#: screen's exact pairwise sums are kept.
+GEMM_MIN_FEATURES = 128
+GEMM_EXAMINED_FRACTION = 0.1
+GEMM_STREAK = 10
 
 
 def _sq_dists(Z: np.ndarray) -> np.ndarray:
@@ -69,6 +84,9 @@ class _Objective:
         self.n_dense = 0
         self.n_active = 0
         self.n_examined = 0
+        self.gemm_left = 0
+        self.gemm_streak = GEMM_STREAK
+        self.n_gemm = 0
 
     def dense(self, Z):
         D = _sq_dists(Z)
@@ -78,12 +96,30 @@ class _Objective:
         self.n_dense += 1
         return value, n_active, R
 
+    def from_distances(self, Z):
+        D = _sq_dists(Z)
+        self.Z_ref = Z.copy()
+        self.R_ref = np.sqrt(D)
+        self.since_refresh = 0
+        self.n_dense += 1
+        self.n_gemm += 1
+        value, n_active, R, n_examined = distance_loss(
+            D, Z, self.tn, self.y, self.margin, self.gamma
+        )
+        self.n_examined = self.examined_at_refresh = n_examined
+        self.gemm_left = max(self.gemm_left - 1, 0)
+        return value, n_active, R
+
     def screened(self, Z):
+        n, d = Z.shape
         stale = (
             self.Z_ref is None
             or self.since_refresh >= self.refresh_every
             or self.n_examined > 1.5 * self.examined_at_refresh + len(Z)
         )
+        if d >= GEMM_MIN_FEATURES and (stale or self.gemm_left > 0):
+            # the refresh computes every distance by GEMM anyway: use them
+            return self.from_distances(Z)
         if stale:
             self.Z_ref = Z.copy()
             self.R_ref = np.sqrt(_sq_dists(Z))
@@ -100,6 +136,12 @@ class _Objective:
         self.n_examined = n_examined
         if stale:
             self.examined_at_refresh = n_examined
+        if d >= GEMM_MIN_FEATURES:
+            if n_examined > GEMM_EXAMINED_FRACTION * n * n:
+                self.gemm_left = self.gemm_streak
+                self.gemm_streak *= 2
+            else:
+                self.gemm_streak = GEMM_STREAK
         return value, n_active, R
 
     def __call__(self, L_flat):
@@ -219,7 +261,8 @@ def solve_lmnn(
     Returns
     -------
     dict with ``L``, ``objective``, ``n_iter``, ``converged``, ``status``,
-    ``message``, ``n_evals``, ``n_dense_evals``, ``n_active`` (active triplets at the
+    ``message``, ``n_evals``, ``n_dense_evals`` (of which ``n_gemm_evals`` took
+    every distance from one GEMM), ``n_active`` (active triplets at the
     solution) and ``time``.
     """
     X = np.ascontiguousarray(X, dtype=np.float64)
@@ -265,6 +308,7 @@ def solve_lmnn(
         "message": str(res["message"]),
         "n_evals": fun.n_evals,
         "n_dense_evals": fun.n_dense,
+        "n_gemm_evals": fun.n_gemm,
         "n_active": int(fun.n_active),
         "time": time.perf_counter() - t0,
     }

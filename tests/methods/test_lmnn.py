@@ -6,10 +6,13 @@ dense solver; the kernel-map LMNN with a linear kernel against LMNN on raw featu
 (lmnnmkl Eq. 2); the optimum against an independent cvxopt SDP solve.
 """
 
+import warnings
+
 import numpy as np
 import pytest
 from scipy.optimize import check_grad
 from sklearn.datasets import load_iris, make_blobs
+from sklearn.exceptions import ConvergenceWarning
 
 from methods.metric_learning import LMNN, lmnn_loss, target_neighbors
 from methods.metric_learning._lmnn_solver import _Objective
@@ -81,6 +84,53 @@ def test_fast_objective_matches_reference(active_set):
             lambda v: fun(v)[0], lambda v: fun(v)[1], L.ravel(), epsilon=1e-7
         )
         assert err < 1e-4 * np.linalg.norm(fun(L.ravel())[1])
+
+
+def test_gemm_objective_matches_reference(monkeypatch):
+    """The all-distances-by-GEMM evaluation (kernel maps) against ``lmnn_loss``."""
+    from methods.metric_learning import _lmnn_solver
+
+    monkeypatch.setattr(_lmnn_solver, "GEMM_MIN_FEATURES", 1)
+    X, y = _problem(seed=3)
+    tn = target_neighbors(X, y, 3)
+    rng = np.random.default_rng(3)
+    fun = _Objective(X, tn, y, 0.5, 1.0, True)
+    fun.gemm_left = 10**6  # every evaluation takes the GEMM path
+    L = np.eye(4)
+    for _ in range(4):
+        L = L + 0.3 * rng.normal(size=(4, 4))
+        value, grad = fun(L.ravel())
+        ref_value, ref_grad = lmnn_loss(L.T @ L, X, y, tn, 0.5, 1.0)
+        assert value == pytest.approx(ref_value, rel=1e-12)
+        np.testing.assert_allclose(
+            grad.reshape(4, 4), 2 * L @ ref_grad, rtol=1e-10, atol=1e-10
+        )
+    assert fun.n_gemm == fun.n_evals == 4
+
+
+def test_wide_problem_takes_gemm_path_and_reaches_dense_objective():
+    """d = 130 >= GEMM_MIN_FEATURES (the kernel-map regime) on overlapping classes.
+
+    Same L-BFGS path as the dense solver (up to rounding): equal after 60 iterations.
+    """
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(
+        n_samples=160,
+        n_features=130,
+        n_informative=5,
+        flip_y=0.1,
+        class_sep=0.7,
+        random_state=0,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        dense = LMNN(n_neighbors=3, solver="dense", max_iter=60).fit(X, y)
+        fast = LMNN(n_neighbors=3, solver="active_set", max_iter=60).fit(X, y)
+    assert fast.solver_info_["n_gemm_evals"] > 0
+    assert fast.objective_ == pytest.approx(dense.objective_, rel=1e-6)
+    ref = lmnn_loss(fast.get_mahalanobis_matrix(), X, y, fast.target_neighbors_)[0]
+    assert fast.objective_ == pytest.approx(ref, rel=1e-10)
 
 
 def test_active_set_is_safe_after_large_moves():
