@@ -1021,6 +1021,8 @@ def summary_line(
     wall = "" if seconds is None else f", wall {_fmt_seconds(seconds)}"
     if s.status == "not reproduced yet":
         return f"{paper} {artifact}: not reproduced yet{wall}"
+    if not s.cells_total:  # kdml's figures: no published number to stand beside
+        return f"{paper} {artifact}: {s.status}, no published cell values{wall}"
     w2 = "no SE in table" if s.within2 is None else s.pct(s.within2)
     cells = f"{s.cells}/{s.cells_total} cells"
     return f"{paper} {artifact}: {cells}, within 2 SE {w2}{wall}"

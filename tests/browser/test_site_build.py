@@ -67,6 +67,11 @@ def test_summary_lines_of_reproduce_all() -> None:
         assert line.startswith("arbf table1: ") and " cells" in line
     else:
         assert line == "arbf table1: not reproduced yet"
+    # kdml publishes figures only: no "0/0 cells"
+    if (site.GENERATED / "kdml" / "fig1.png").exists():
+        assert site.summary_line("kdml", "fig1", 60) == (
+            "kdml fig1: reproduced, no published cell values, wall 60 s"
+        )
 
 
 def test_reproduce_all_lists_real_targets_and_artifacts() -> None:
