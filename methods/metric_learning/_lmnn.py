@@ -215,7 +215,10 @@ class LMNN(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     construction), with the hinge evaluated over the impostor pairs that a
     triangle-inequality bound from a reference point cannot rule out (the active
     set) -- exact, so ``solver="dense"`` (every triplet at every evaluation) follows
-    the same path and serves as the reference. When X's row space is smaller than
+    the same path and serves as the reference. On wide inputs (d >= 128, e.g. kernel
+    maps) where that bound rules out few pairs, an evaluation takes every distance
+    from one GEMM instead (same objective up to rounding, ~2.5x faster per step on a
+    1000-point kernel map). When X's row space is smaller than
     R^d (d > n, low-rank kernels) and ``init="identity"``, it solves in that space,
     which is the same path. See :mod:`methods.metric_learning._lmnn_solver`.
 
