@@ -39,6 +39,8 @@ class _StrEnum(str, Enum):
 ProtocolKind = _StrEnum("ProtocolKind", {k: k for k in PROTOCOL_KINDS})
 Preprocess = _StrEnum("Preprocess", {k: k for k in PREPROCESSING_STEPS})
 PreprocessScope = _StrEnum("PreprocessScope", {k: k for k in PREPROCESS_SCOPES})
+REFIT_PARTS = ("train_val", "train")
+RefitOn = _StrEnum("RefitOn", {k: k for k in REFIT_PARTS})
 
 
 class ConfigError(ValueError):
@@ -88,6 +90,9 @@ class ProtocolConfig:
     train_size: Optional[int] = None  # noqa: UP045 (OmegaConf needs Optional)
     # store transform() of each test part in the record (kdml Figs. 3-4 2-D maps)
     record_embedding: bool = False
+    # train_val: the selected model is refitted on train + validation (GridSearchCV's
+    # refit); train: on the training part only (kind train_val_test; arbf check)
+    refit_on: RefitOn = RefitOn.train_val
     description: str = ""
 
 
@@ -194,6 +199,15 @@ def _problems(cfg: DictConfig | Mapping[str, Any]) -> list[str]:
         if str(p.get(key)) not in allowed:
             value = str(p.get(key))
             out.append(f"protocol.{key}={value!r}: use one of {', '.join(allowed)}")
+    refit_on = str(p.get("refit_on", "train_val"))
+    if refit_on not in REFIT_PARTS:
+        allowed = ", ".join(REFIT_PARTS)
+        out.append(f"protocol.refit_on={refit_on!r}: use one of {allowed}")
+    elif refit_on == "train" and str(p.get("kind")) != "train_val_test":
+        out.append(
+            "protocol.refit_on='train' needs protocol.kind=train_val_test (one "
+            "validation split); use refit_on=train_val"
+        )
     search = section("search")
     grids = (search.get("grids") if isinstance(search, Mapping) else None) or {}
     if not isinstance(grids, Mapping):

@@ -26,6 +26,7 @@ from sklearn.model_selection import (
     StratifiedKFold,
     StratifiedShuffleSplit,
 )
+from sklearn.utils import get_tags
 from sklearn.utils.metaestimators import _safe_split
 
 from runners.seeds import seed_from
@@ -274,6 +275,37 @@ def sequential_search(
     return search.best_estimator_, best, float(search.refit_time_), inner_err
 
 
+def _refit_on_train_part(
+    estimator: Any,
+    best: Mapping[str, Any],
+    X_tr: np.ndarray,
+    y_tr: np.ndarray,
+    X_te: np.ndarray,
+    protocol: Mapping[str, Any],
+    seed_parts: Sequence[object],
+) -> tuple[Any, np.ndarray, float]:
+    """The best model fitted on the inner training part (the search's own split).
+
+    Returns the model, ``X_te`` (for a precomputed kernel: its columns of that part)
+    and the fit time.
+    """
+    if protocol["kind"] != "train_val_test":
+        raise ProtocolError(
+            f"protocol.refit_on=train needs protocol.kind=train_val_test (one "
+            f"validation split); got {protocol['kind']!r}. Use refit_on=train_val."
+        )
+    inner_tr, _ = next(
+        _inner_cv(y_tr, protocol, seed_parts).split(np.zeros(len(y_tr)), y_tr)
+    )
+    model = clone(estimator).set_params(**best)
+    X_fit, y_fit = _safe_split(model, X_tr, y_tr, inner_tr)
+    if get_tags(model).input_tags.pairwise:
+        X_te = X_te[:, inner_tr]
+    t0 = time.perf_counter()
+    model.fit(X_fit, y_fit)
+    return model, X_te, time.perf_counter() - t0
+
+
 def evaluate_split(
     estimator: Any,
     X: np.ndarray,
@@ -327,6 +359,13 @@ def evaluate_split(
             fit_seconds = time.perf_counter() - t1
             best = params
         search_seconds = time.perf_counter() - t0
+    if str(protocol.get("refit_on", "train_val")) == "train":
+        # protocol.refit_on=train: the selected model is refitted on the training
+        # part only (the validation part only selects), a reading of arbf Sec. 5,
+        # which does not say; the search's own refit (train + validation) is dropped
+        model, X_te, fit_seconds = _refit_on_train_part(
+            estimator, best, X_tr, y_tr, X_te, protocol, seed_parts
+        )
     n_warn = sum(issubclass(w.category, ConvergenceWarning) for w in caught)
     for w in caught:
         if not issubclass(w.category, ConvergenceWarning):

@@ -55,6 +55,21 @@ def test_correlation_matrix_is_eq_1():
     assert C[i, j] == pytest.approx(np.exp(-7.0 / 3 * np.sum((X[:, i] - X[:, j]) ** 2)))
 
 
+def test_pearson_correlation_matrix_is_a_function_of_the_feature_correlation():
+    X, _ = _data(30, 4)
+    X = np.column_stack([X, 2.0 * X[:, 0] + 0.1, np.full(len(X), 0.5)])
+    m, tau = X.shape[1], 7.0
+    C = feature_correlation(X, tau, "pearson")
+    rho = np.corrcoef(X[:, :5].T)
+    np.testing.assert_allclose(
+        C[:5, :5], np.exp(-2.0 * tau / m * (1.0 - rho)), rtol=1e-10, atol=1e-12
+    )
+    assert C[0, 4] == pytest.approx(1.0)  # a rescaled copy is fully redundant
+    # a constant column is the zero vector: at unit distance from every other
+    np.testing.assert_allclose(C[5, :5], np.exp(-tau / m))
+    assert np.all(np.isfinite(C)) and not np.allclose(C, feature_correlation(X, tau))
+
+
 def test_incremental_kernel_update_equals_recomputed_kernel():
     X, _ = _data(40, 6)
     rng = np.random.default_rng(3)

@@ -25,6 +25,7 @@ from runners.run import compose_config, key_config
         ("protocol.val_fraction=0", "protocol.val_fraction=0.0: must be a fraction"),
         ("protocol.outer_folds=1", "protocol.outer_folds=1: must be an integer >= 2"),
         ("protocol.repetitions=0", "protocol.repetitions=0: must be an integer >= 1"),
+        ("protocol.refit_on=train", "protocol.refit_on='train' needs protocol.kind"),
     ],
 )
 def test_bad_values_are_refused_when_composed(override, message):
@@ -40,6 +41,7 @@ def test_bad_values_are_refused_when_composed(override, message):
          "[nested_cv, repeated_splits, train_val_test, nested_training_sets]"),
         ("protocol.preprocess=standardise", "[none, standardize, minmax_pm1]"),
         ("protocol.preprocess_scope=folds", "[dataset, fold]"),
+        ("protocol.refit_on=test", "[train_val, train]"),
         ("kernel.degree=1.5", "could not be converted to Integer"),
     ],
 )
@@ -93,3 +95,11 @@ def test_staged_grids_are_checked_stage_by_stage():
                 ["experiment=arbf_table1", "method=arbf_t20", "search.grids.x=[{C:[]}]"]
             )
         )
+
+
+def test_refit_on_train_is_accepted_with_a_validation_split():
+    cfg = compose_config(
+        ["experiment=arbf_table1", "method=komd", "protocol.refit_on=train"]
+    )
+    validate_config(cfg)
+    assert key_config(cfg)["protocol"]["refit_on"] == "train"

@@ -144,3 +144,52 @@ def test_scoring_staged_auc_and_selection_in_stages():
     assert r["staged_test_auc"][-1] == pytest.approx(
         roc_auc_score(y[test], r["decision"])
     )
+
+
+class _FitSize(ClassifierMixin, BaseEstimator):
+    """Records the size of its training set; scores by the first feature."""
+
+    def __init__(self, c=1.0):
+        self.c = c
+
+    def fit(self, X, y):
+        self.classes_ = np.unique(y)
+        self.n_fit_ = len(y)
+        self.X_fit_ = np.asarray(X)
+        return self
+
+    def predict(self, X):
+        return self.classes_[(np.asarray(X)[:, 0] > 0).astype(int)]
+
+    def decision_function(self, X):
+        return self.c * np.asarray(X)[:, 0]
+
+
+@pytest.mark.parametrize("grid", [{"c": [1.0, 2.0]}, None, [{"c": [1.0, 2.0]}]])
+def test_refit_on_train_fits_the_selected_model_on_the_training_part_only(grid):
+    from runners.protocols import _inner_cv, evaluate_split
+
+    X, y = _binary_data()
+    ((_, _, train, test),) = outer_splits(y, TVT, "toy", 0)
+    parts = ("toy", 0, 0, 0)
+    default = evaluate_split(_FitSize(), X, y, train, test, grid, TVT, parts)
+    assert default["model"].n_fit_ == len(train)  # train + validation
+    r = evaluate_split(
+        _FitSize(), X, y, train, test, grid, {**TVT, "refit_on": "train"}, parts
+    )
+    itr, _ = next(_inner_cv(y[train], TVT, parts).split(X[train], y[train]))
+    assert r["model"].n_fit_ == len(itr) < len(train)
+    np.testing.assert_array_equal(r["model"].X_fit_, X[train][itr])
+    assert r["best_params"] == default["best_params"]
+
+
+def test_refit_on_train_needs_a_single_validation_split():
+    from runners.protocols import evaluate_split
+
+    X, y = _binary_data()
+    proto = {**PROTO, "repetitions": 1, "refit_on": "train"}
+    ((_, _, train, test), *_) = outer_splits(y, proto, "toy", 0)
+    with pytest.raises(ProtocolError, match="refit_on=train needs"):
+        evaluate_split(
+            _FitSize(), X, y, train, test, {"c": [1.0, 2.0]}, proto, ("toy", 0, 0, 0)
+        )
