@@ -107,13 +107,14 @@ def variant_frame(variant_records: list[dict], t: pd.DataFrame) -> pd.DataFrame:
     """Check runs: one row per (dataset, method, overrides) variant record.
 
     Beside the variant's test AUC: the published cell and the sweep's own cell
-    (same splits, default config) from ``t``.
+    (same splits, default config) from ``t``. A variant run again (e.g. under a
+    newer code version) shows once, from its newest record.
     """
     names = published_dataset_names("arbf")
     pub = load_published("arbf").set_index(["dataset", "method"])
     own = t.set_index(["dataset", "method"])
-    rows = []
-    for r in variant_records:
+    rows = {}
+    for r in sorted(variant_records, key=lambda r: str(r.get("finished", ""))):
         variant = variant_overrides(r)
         if r["status"] != "ok" or not variant:
             continue
@@ -123,7 +124,7 @@ def variant_frame(variant_records: list[dict], t: pd.DataFrame) -> pd.DataFrame:
             continue
         p = pub.loc[(ds, r["method"])]
         o = own.loc[(ds, r["method"])] if (ds, r["method"]) in own.index else None
-        rows.append(
+        rows[(ds, r["method"], variant)] = (
             {
                 "dataset": ds,
                 "method": r["method"],
@@ -137,6 +138,7 @@ def variant_frame(variant_records: list[dict], t: pd.DataFrame) -> pd.DataFrame:
                 "within_1std": bool(abs(np.mean(a) - p["mean"]) <= p["std"]),
             }
         )
+    rows = list(rows.values())
     cols = ["dataset", "method", "variant", "n_splits", "auc_mean", "auc_std",
             "default_auc_mean", "published_mean", "published_std", "within_1std"]
     return pd.DataFrame(rows, columns=cols).sort_values(

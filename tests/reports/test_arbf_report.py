@@ -82,3 +82,16 @@ def test_variant_rows_are_the_check_runs_only(table):
     own = table.set_index(["dataset", "method"]).loc[("heart", "arbf_t50")]
     assert v.loc["arbf_t50", "default_auc_mean"] == pytest.approx(own.auc_mean)
     assert v.loc["arbf_t50", "published_mean"] == pytest.approx(own.published_mean)
+
+
+def test_a_variant_run_twice_shows_once_from_its_newest_record(table):
+    from reports.arbf import variant_frame
+
+    perfect = [1.0, -1.0, 2.0, -2.0, 1.0, -1.0, 2.0, -2.0]
+    half = [1.0, -1.0, -1.0, 1.0, 1.0, -1.0, -1.0, 1.0]
+    new = _record("arbf_t50", ["method.mu_role=weight"], perfect)
+    old = _record("arbf_t50", ["method.mu_role=weight"], half)
+    new["finished"], old["finished"] = "2026-11-26T12:00:00", "2026-11-25T12:00:00"
+    v = variant_frame([new, old], table)
+    assert len(v) == 1
+    assert v.auc_mean.iloc[0] == pytest.approx(100.0)
