@@ -276,3 +276,68 @@ def test_p_step_objective_at_rank_one_is_lmnn_loss_on_k_mu():
     K_mu = K @ mu
     value, _ = lmnn_loss(A, K_mu, y, tn, push_weight=0.5)
     assert prob.objective(np.outer(mu, mu)) == pytest.approx(value, rel=1e-10)
+
+
+def test_nr_lmnn_mkl_refuses_kernel_neighbors_in_lmnn_params():
+    # LMNN on feature vectors ignores kernel_neighbors: NR-LMNN-MKL used to run
+    # with the kernel-map targets whatever lmnn_params said (a silent wrong reading)
+    from methods.metric_learning._lmnn_mkl import NRLMNNMKL
+
+    _, y, _, K = _bank()
+    est = NRLMNNMKL(n_neighbors=3, lmnn_params={"kernel_neighbors": "feature_space"})
+    with pytest.raises(ValueError, match="kernel_neighbors='feature_space' as"):
+        est.fit(K, y)
+
+
+def test_nr_lmnn_mkl_kernel_map_is_lmnn_on_the_concatenated_maps():
+    # the default reading: LMNN(kernel=None) on Phi_Z with A'' = I targets, as before
+    from methods.metric_learning import LMNN, MetricKNN
+    from methods.metric_learning._lmnn_mkl import NRLMNNMKL
+
+    X, y, specs, K = _bank()
+    tr, te = np.arange(40), np.arange(40, 60)
+    K_tr, K_te = K[np.ix_(tr, tr)], kernel_stack_te(X, specs, tr, te)
+    est = NRLMNNMKL(n_neighbors=3, lmnn_params={"max_iter": 50}).fit(K_tr, y[tr])
+    scale = np.mean(np.diagonal(K_tr, axis1=0, axis2=1), axis=1)
+    F_tr = np.concatenate(list(np.moveaxis(K_tr / scale, 2, 0)), axis=1)
+    F_te = np.concatenate(list(np.moveaxis(K_te / scale, 2, 0)), axis=1)
+    lmnn = LMNN(n_neighbors=3, max_iter=50)
+    ref = MetricKNN(metric_learner=lmnn, n_neighbors=1).fit(F_tr, y[tr])
+    np.testing.assert_array_equal(
+        est.target_neighbors_, ref.metric_learner_.target_neighbors_
+    )
+    np.testing.assert_allclose(
+        est.metric_learner_.components_, ref.metric_learner_.components_
+    )
+    np.testing.assert_array_equal(est.predict(K_te), ref.predict(F_te))
+
+
+def kernel_stack_te(X, specs, tr, te):
+    from methods.kernels import kernel_stack
+
+    return kernel_stack(X[te], X[tr], [specs[i] for i in (0, 1, 10)])
+
+
+def test_nr_lmnn_mkl_feature_space_targets_are_the_distance_in_h():
+    # kernel_neighbors="feature_space": targets of sum_l K_l,ii + K_l,jj - 2 K_l,ij,
+    # i.e. LMNN_H's targets on the same kernels, and they differ from the kernel map's
+    from methods.metric_learning import target_neighbors
+    from methods.metric_learning._lmnn_mkl import NRLMNNMKL, LMNNKernelSum
+
+    _, y, _, K = _bank(seed=3)
+    fit = dict(n_neighbors=3, lmnn_params={"max_iter": 5})
+    est = NRLMNNMKL(kernel_neighbors="feature_space", **fit).fit(K, y)
+    Kn = K / np.mean(np.diagonal(K, axis1=0, axis2=1), axis=1)
+    D = sum(
+        np.add.outer(np.diag(Kn[:, :, k]), np.diag(Kn[:, :, k])) - 2 * Kn[:, :, k]
+        for k in range(3)
+    )
+    np.testing.assert_array_equal(
+        est.target_neighbors_, target_neighbors(D, y, 3, metric="precomputed")
+    )
+    h = LMNNKernelSum(**fit).fit(K, y)
+    np.testing.assert_array_equal(
+        est.target_neighbors_, h.knn_.metric_learner_.target_neighbors_
+    )
+    km = NRLMNNMKL(kernel_neighbors="kernel_map", **fit).fit(K, y)
+    assert (np.sort(km.target_neighbors_, 1) != np.sort(est.target_neighbors_, 1)).any()
