@@ -24,6 +24,7 @@ combination we used 1-NN for classification"), through the project's one LMNN an
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from numbers import Integral, Real
 
 import numpy as np
@@ -65,7 +66,9 @@ class _KernelBankLMNN(ClassifierMixin, BaseEstimator):
         "push_weight": [Interval(Real, 0, 1, closed="both")],
         "margin": [Interval(Real, 0, None, closed="neither")],
         "check_psd": ["boolean"],
-        "lmnn_params": [dict, None],
+        # a Mapping, not dict: the runner's instantiate passes a Hydra DictConfig
+        # (`method.lmnn_params='{max_iter: 200}'`)
+        "lmnn_params": [Mapping, None],
     }
 
     def __sklearn_tags__(self):
@@ -80,7 +83,7 @@ class _KernelBankLMNN(ClassifierMixin, BaseEstimator):
             margin=self.margin,
             kernel=kernel,
         )
-        params.update(self.lmnn_params or {})
+        params.update(dict(self.lmnn_params or {}))
         return params
 
     def _normalized(self, K: np.ndarray) -> np.ndarray:
@@ -204,7 +207,7 @@ class LMNNKernelSum(_KernelBankLMNN):
     margin : float, default=1.0
     check_psd : bool, default=True
         Refuse a training kernel that is not PSD after normalization.
-    lmnn_params : dict, default=None
+    lmnn_params : dict (any mapping), default=None
         Further arguments of LMNN (e.g. ``max_iter``).
     """
 

@@ -341,3 +341,33 @@ def test_nr_lmnn_mkl_feature_space_targets_are_the_distance_in_h():
     )
     km = NRLMNNMKL(kernel_neighbors="kernel_map", **fit).fit(K, y)
     assert (np.sort(km.target_neighbors_, 1) != np.sort(est.target_neighbors_, 1)).any()
+
+
+@pytest.mark.parametrize(
+    "method", ["nr_lmnn_mkl", "lmnn_h", "lmnn_mkl_cv", "lmnn_mkl_p"]
+)
+def test_lmnn_params_override_from_the_command_line_fits(method):
+    # the report's advice `method.lmnn_params='{max_iter: 200}'` reaches the
+    # estimator as a Hydra DictConfig; it used to fail the parameter validation
+    from hydra.utils import instantiate
+
+    from runners.run import compose_config
+
+    cfg = compose_config(
+        [
+            "experiment=lmnnmkl_table1",
+            "dataset=iris",
+            f"method={method}",
+            "method.lmnn_params={max_iter: 3}",
+        ]
+    )
+    est = instantiate(cfg.method)
+    _, y, _, K = _bank(n=30)
+    params = {"n_neighbors": 3}
+    if method == "nr_lmnn_mkl":
+        params["kernel_indices"] = [0, 1, 2]
+    if method == "lmnn_mkl_p":
+        params["max_iter"] = 1
+    est.set_params(**params).fit(K, y)
+    assert est.predict(K).shape == y.shape
+    assert est.n_iter_ <= 3 if method != "lmnn_mkl_p" else est.n_iter_ == 1
