@@ -200,7 +200,21 @@ def bank20(normalize: str | None = "cosine") -> list[KernelSpec]:
     ] + [KernelSpec("gaussian", sigma=s, normalize=normalize) for s in BANK20_SIGMAS]
 
 
+def nr_lmnn3(normalize: str | None = None) -> list[KernelSpec]:
+    """NR-LMNN-MKL's three kernels (lmnnmkl Sec. 6) with 'linear' read as x . y.
+
+    The check variant of the reading "the linear" kernel: the table uses the
+    bank20 degree-1 polynomial x . y + 1 (members 0, 1, 10 of lmnn20).
+    """
+    return [
+        KernelSpec("linear", normalize=normalize),
+        KernelSpec("poly", degree=2, normalize=normalize),
+        KernelSpec("gaussian", sigma=0.5, normalize=normalize),
+    ]
+
+
 BANKS = {"bank20": bank20}
+BANKS["nr_lmnn3"] = nr_lmnn3
 
 
 def bank_specs(name: str, normalize: str | None) -> list[KernelSpec]:

@@ -371,3 +371,36 @@ def test_lmnn_params_override_from_the_command_line_fits(method):
     est.set_params(**params).fit(K, y)
     assert est.predict(K).shape == y.shape
     assert est.n_iter_ <= 3 if method != "lmnn_mkl_p" else est.n_iter_ == 1
+
+
+def test_nr_lmnn_mkl_ignores_a_constant_added_to_a_kernel():
+    # why 'linear' as x . y or as the bank's x . y + 1 differ only through the
+    # mean-diagonal scale of that block: the kernel map enters eq. 13 through
+    # differences K^i - K^j (train and test rows alike), where a constant cancels
+    from methods.metric_learning._lmnn_mkl import NRLMNNMKL
+
+    X, y, specs, K = _bank(seed=1)
+    tr, te = np.arange(40), np.arange(40, 60)
+    K_te = kernel_stack_te(X, specs, tr, te)
+    K_tr = K[np.ix_(tr, tr)]
+    shift = np.zeros(3)
+    shift[0] = 1.0
+    fit = dict(n_neighbors=3, normalize=None, lmnn_params={"max_iter": 40})
+    for how in ("kernel_map", "feature_space"):
+        a = NRLMNNMKL(kernel_neighbors=how, **fit).fit(K_tr, y[tr])
+        b = NRLMNNMKL(kernel_neighbors=how, **fit).fit(K_tr - shift, y[tr])
+        np.testing.assert_array_equal(a.target_neighbors_, b.target_neighbors_)
+        assert a.objective_ == pytest.approx(b.objective_, rel=1e-6, abs=1e-9)
+        np.testing.assert_array_equal(a.predict(K_te), b.predict(K_te - shift))
+
+
+def test_nr_lmnn3_bank_reads_linear_as_the_dot_product():
+    from methods.kernels import bank_specs, kernel_stack
+
+    specs = bank_specs("nr_lmnn3", None)
+    assert [s.label for s in specs] == ["linear", "poly2", "gauss0.5"]
+    X = np.random.default_rng(0).normal(size=(6, 3))
+    K = kernel_stack(X, None, specs)
+    B = kernel_stack(X, None, [bank_specs("bank20", None)[i] for i in (0, 1, 10)])
+    np.testing.assert_allclose(K[:, :, 0], B[:, :, 0] - 1.0)
+    np.testing.assert_allclose(K[:, :, 1:], B[:, :, 1:])
