@@ -217,6 +217,23 @@ BANKS = {"bank20": bank20}
 BANKS["nr_lmnn3"] = nr_lmnn3
 
 
+def nr_lmnn3_sigma_sq(normalize: str | None = None) -> list[KernelSpec]:
+    """NR-LMNN-MKL's three kernels with the width read as exp(-||x-z||^2 / sigma^2).
+
+    The check variant of the Gaussian convention: sigma = 0.5 in that reading is
+    sigma = 0.5 / sqrt(2) in the project's exp(-||x-z||^2 / (2 sigma^2)); 'linear'
+    stays the bank's degree-1 polynomial, as in the table.
+    """
+    return [
+        KernelSpec("poly", degree=1, normalize=normalize),
+        KernelSpec("poly", degree=2, normalize=normalize),
+        KernelSpec("gaussian", sigma=0.5 / np.sqrt(2.0), normalize=normalize),
+    ]
+
+
+BANKS["nr_lmnn3_sigma_sq"] = nr_lmnn3_sigma_sq
+
+
 def bank_specs(name: str, normalize: str | None) -> list[KernelSpec]:
     """A named kernel bank (``"bank20"``) with the given normalization."""
     if name not in BANKS:

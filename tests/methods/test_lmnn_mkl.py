@@ -434,3 +434,16 @@ def test_nr_gaussian_05_is_the_identity_in_either_width_convention(name, max_off
     np.fill_diagonal(D, np.inf)
     for denominator in (2 * 0.5**2, 0.5**2):
         assert np.exp(-D / denominator).max() < max_offdiag
+
+
+def test_nr_lmnn3_sigma_sq_bank_reads_the_width_as_sigma_squared():
+    from scipy.spatial.distance import cdist
+
+    from methods.kernels import bank_specs, kernel_stack
+
+    specs = bank_specs("nr_lmnn3_sigma_sq", None)
+    X = np.random.default_rng(0).normal(size=(6, 3)) / 3
+    K = kernel_stack(X, None, specs)
+    B = kernel_stack(X, None, [bank_specs("bank20", None)[i] for i in (0, 1)])
+    np.testing.assert_allclose(K[:, :, :2], B)
+    np.testing.assert_allclose(K[:, :, 2], np.exp(-cdist(X, X, "sqeuclidean") / 0.25))
