@@ -61,7 +61,15 @@ PROTOCOL_NOTES = {
         "(`protocol.inner_folds: 2`), accuracy of LMNN + 1-NN; ties go to the lowest "
         "index (polynomial degree 1 first).",
         "NR-LMNN-MKL: 'linear' = the degree-1 polynomial of the bank "
-        "(`method.kernel_indices: [0, 1, 10]` = poly1, poly2, gauss0.5).",
+        "(`method.kernel_indices: [0, 1, 10]` = poly1, poly2, gauss0.5; x.y instead: "
+        "`kernel=nr_lmnn3 method.kernel_indices=[0,1,2]`; a constant added to a "
+        "kernel cancels in the differences of eq. 13, so the two differ only by the "
+        "linear block's mean-diagonal scale); Gaussian exp(-||x-z||^2 / (2 sigma^2)) "
+        "as in SimpleMKL's bank; LMNN on the concatenated kernel maps Phi_Z (eq. 13) "
+        "from A'' = I, its target neighbours Euclidean on Phi_Z "
+        "(`method.kernel_neighbors: kernel_map`; `feature_space` = the distance in "
+        "H, LMNN_H's rule); a test point mapped by eq. 2 (its kernel values against "
+        "the training points).",
         "LMNN_H: the unweighted *sum* of the 20 normalized kernels (all mu = 1, "
         "Sec. 2).",
         "LMNN-MKL_P: W carried from one w to the next and from one weight step to "
@@ -72,7 +80,8 @@ PROTOCOL_NOTES = {
         "LMNN (every method): k = 5, gamma = 0.5, unit margin (Sec. 6); the project's "
         "LMNN defaults otherwise (L-BFGS, `tol` 1e-7, `max_iter` 1000, target "
         "neighbours in the kernel's own metric K_ii + K_jj - 2 K_ij: "
-        "`kernel_neighbors: feature_space`); a cell marked not converged had an LMNN "
+        "`kernel_neighbors: feature_space`, except NR-LMNN-MKL, above); a cell "
+        "marked not converged had an LMNN "
         "stop at `max_iter` in some fold (column `converged` of the CSV). The paper "
         "gives no stopping rule; on a full-rank kernel map the LMNN objective can "
         "reach 0, so `max_iter` and `tol` act as regularizers there. Both are config "

@@ -24,6 +24,7 @@ combination we used 1-NN for classification"), through the project's one LMNN an
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from numbers import Integral, Real
 
 import numpy as np
@@ -65,7 +66,9 @@ class _KernelBankLMNN(ClassifierMixin, BaseEstimator):
         "push_weight": [Interval(Real, 0, 1, closed="both")],
         "margin": [Interval(Real, 0, None, closed="neither")],
         "check_psd": ["boolean"],
-        "lmnn_params": [dict, None],
+        # a Mapping, not dict: the runner's instantiate passes a Hydra DictConfig
+        # (`method.lmnn_params='{max_iter: 200}'`)
+        "lmnn_params": [Mapping, None],
     }
 
     def __sklearn_tags__(self):
@@ -80,7 +83,7 @@ class _KernelBankLMNN(ClassifierMixin, BaseEstimator):
             margin=self.margin,
             kernel=kernel,
         )
-        params.update(self.lmnn_params or {})
+        params.update(dict(self.lmnn_params or {}))
         return params
 
     def _normalized(self, K: np.ndarray) -> np.ndarray:
@@ -204,7 +207,7 @@ class LMNNKernelSum(_KernelBankLMNN):
     margin : float, default=1.0
     check_psd : bool, default=True
         Refuse a training kernel that is not PSD after normalization.
-    lmnn_params : dict, default=None
+    lmnn_params : dict (any mapping), default=None
         Further arguments of LMNN (e.g. ``max_iter``).
     """
 
@@ -307,13 +310,38 @@ class NRLMNNMKL(_KernelBankLMNN):
     bank: the linear (polynomial degree 1), the polynomial of degree 2 and the
     Gaussian of width 0.5.
 
+    Sec. 5 says only that NR-LMNN-MKL "consists simply of the application of LMNN
+    on the space HZ"; the metric that picks LMNN's target neighbours (S of eq. 18,
+    fixed before learning) is left open, hence ``kernel_neighbors``. The learned
+    metric starts from ``A'' = I`` (LMNN's ``init="identity"``) and a test point is
+    mapped by eq. 2, its kernel values against the training points (each block
+    divided by the training mean diagonal), then classified by 1-NN in the learned
+    space.
+
     Parameters
     ----------
     kernel_indices : list of int or None, default=None
         The members of the stack used (the harness passes [0, 1, 10] of the
         20-kernel bank); None uses all.
+    kernel_neighbors : {"kernel_map", "feature_space"}, default="kernel_map"
+        The input metric of the target neighbours. ``"kernel_map"``: the Euclidean
+        distance between the concatenated kernel maps ``Phi_Z`` (eq. 13 with
+        ``A'' = I``), what LMNN run on HZ as on any feature vectors does.
+        ``"feature_space"``: the distance in H, the unweighted concatenation of
+        the feature spaces (Sec. 2), ``sum_l K_l,ii + K_l,jj - 2 K_l,ij``, the
+        rule LMNN_H, LMNN-MKL_CV and LMNN-MKL_P use (``LMNN(kernel_neighbors=
+        "feature_space")``); with the same kernels, LMNN_H's targets.
     kernel, normalize, n_neighbors, push_weight, margin, check_psd, lmnn_params
-        As :class:`LMNNKernelSum`.
+        As :class:`LMNNKernelSum`; ``lmnn_params`` may not hold
+        ``kernel_neighbors`` (LMNN ignores it on features: pass it as this
+        estimator's own parameter).
+
+    Attributes
+    ----------
+    metric_learner_ : LMNN
+        The fitted LMNN on the concatenated kernel maps (``components_`` is
+        ``L``, ``A'' = L^T L``).
+    target_neighbors_ : ndarray of shape (n_samples, n_neighbors)
     """
 
     paper_name = "NR-LMNN-MKL"
@@ -321,12 +349,14 @@ class NRLMNNMKL(_KernelBankLMNN):
     _parameter_constraints = {
         **_KernelBankLMNN._parameter_constraints,
         "kernel_indices": ["array-like", None],
+        "kernel_neighbors": [StrOptions({"kernel_map", "feature_space"})],
     }
 
     def __init__(
         self,
         *,
         kernel_indices=None,
+        kernel_neighbors="kernel_map",
         kernel="precomputed",
         normalize="mean_diag",
         n_neighbors=5,
@@ -336,6 +366,7 @@ class NRLMNNMKL(_KernelBankLMNN):
         lmnn_params=None,
     ):
         self.kernel_indices = kernel_indices
+        self.kernel_neighbors = kernel_neighbors
         self.kernel = kernel
         self.normalize = normalize
         self.n_neighbors = n_neighbors
@@ -358,8 +389,41 @@ class NRLMNNMKL(_KernelBankLMNN):
     def _features(self, K):
         return np.concatenate([K[:, :, k] for k in self._used_kernels()], axis=1)
 
+    def _targets(self, K: np.ndarray, F: np.ndarray, y: np.ndarray) -> np.ndarray:
+        from methods.metric_learning import target_neighbors
+
+        if self.kernel_neighbors == "kernel_map":
+            return target_neighbors(F, y, self.n_neighbors)
+        D = np.zeros(K.shape[:2])
+        for k in self._used_kernels():
+            d = np.diag(K[:, :, k])
+            D += d[:, None] + d[None, :] - K[:, :, k] - K[:, :, k].T
+        np.maximum(D, 0.0, out=D)
+        np.fill_diagonal(D, 0.0)
+        return target_neighbors(D, y, self.n_neighbors, metric="precomputed")
+
     def _fit(self, K, y):
-        self._fit_knn(self._features(K), y, None)
+        from methods.metric_learning import LMNN, MetricKNN
+
+        if "kernel_neighbors" in (self.lmnn_params or {}):
+            raise ValueError(
+                "NR-LMNN-MKL runs LMNN on feature vectors, where LMNN ignores "
+                "lmnn_params['kernel_neighbors']; pass kernel_neighbors="
+                f"{self.lmnn_params['kernel_neighbors']!r} as NRLMNNMKL's own "
+                "parameter (config: method.kernel_neighbors)."
+            )
+        F = self._features(K)
+        self.target_neighbors_ = self._targets(K, F, y)
+        lmnn = LMNN(**self._lmnn_params(None))
+        lmnn.fit(F, y, target_neighbors=self.target_neighbors_)
+        self.metric_learner_ = lmnn
+        self._record_solver(lmnn)
+        self.knn_ = MetricKNN(n_neighbors=1).fit(lmnn.transform(F), y)
+
+    def predict(self, X) -> np.ndarray:
+        """1-NN labels of the test block ``X`` (n_test, n_train, n_kernels)."""
+        F = self._features(self._check_test(X))
+        return self.knn_.predict(self.metric_learner_.transform(F))
 
 
 class LMNNMKLP(_KernelBankLMNN):
