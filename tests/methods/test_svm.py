@@ -338,6 +338,25 @@ def test_psd_check_leaves_input_untouched():
     np.testing.assert_array_equal(Kf, before)
 
 
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_psd_symmetrization_compiled_equals_numpy(order):
+    from methods._validation import _symmetrize_blocks, _symmetrize_into
+
+    rng = np.random.default_rng(3)
+    n = 197  # not a multiple of the tile or block size
+    K = np.asarray(rng.standard_normal((n, n)), order=order)
+    K[5, 7] = K[7, 5] + 0.25  # the largest asymmetry, once
+    S_nb = np.zeros((n, n), order="F")
+    S_np = np.zeros((n, n), order="F")
+    asym_nb, fro_nb = _symmetrize_into(S_nb, K)
+    asym_np, fro_np = _symmetrize_blocks(S_np, K)
+    # Only lower triangles are read (the numpy blocks also fill some upper entries).
+    np.testing.assert_array_equal(np.tril(S_nb), np.tril(S_np))
+    np.testing.assert_array_equal(np.tril(S_nb), np.tril((K + K.T) / 2))
+    assert asym_nb == asym_np == np.max(np.abs(K - K.T))
+    assert fro_nb == pytest.approx(np.linalg.norm((K + K.T) / 2), rel=1e-13)
+
+
 # ------------------------------------------------------------ SVM-FDA reuse
 def test_svmfda_transform_reuse_is_exact(wdbc, monkeypatch):
     from methods.svm import _estimators
