@@ -381,6 +381,42 @@ def test_svmfda_transform_reuse_is_exact(wdbc, monkeypatch):
     assert len(_estimators._TRANSFORM_CACHE) == 2
 
 
+def test_svmfda_transform_reused_in_grid_search_order(wdbc, monkeypatch):
+    """GridSearchCV's order (every split of a (C, lam) before the next) hits."""
+    from sklearn.model_selection import GridSearchCV, StratifiedKFold
+
+    from methods.svm import _estimators
+
+    X, y = wdbc[0][:150], wdbc[1][:150]
+    calls = []
+    scatter = _estimators.within_class_scatter
+
+    def counted(Z, yy):
+        calls.append(len(yy))
+        return scatter(Z, yy)
+
+    monkeypatch.setattr(_estimators, "within_class_scatter", counted)
+    grid = {"C": [0.1, 10.0, 1000.0], "lam": [0.1, 1.0, 10.0, 100.0, 1000.0]}
+    results = {}
+    for size in (0, _estimators._TRANSFORM_CACHE_SIZE):
+        monkeypatch.setattr(_estimators, "_TRANSFORM_CACHE_SIZE", size)
+        _estimators._TRANSFORM_CACHE.clear()
+        calls.clear()
+        search = GridSearchCV(
+            SVMFDA(normalize="cosine"), grid, cv=StratifiedKFold(10), n_jobs=1
+        ).fit(X, y)
+        results[size] = (search, len(calls))
+    (plain, n_plain), (cached, n_cached) = results.values()
+    assert n_plain == 3 * 5 * 10 + 1  # every fit builds its transform
+    assert n_cached == 5 * 10 + 1  # once per (lam, split), once for the refit
+    np.testing.assert_array_equal(
+        plain.cv_results_["mean_test_score"], cached.cv_results_["mean_test_score"]
+    )
+    np.testing.assert_array_equal(
+        plain.best_estimator_.dual_coef_, cached.best_estimator_.dual_coef_
+    )
+
+
 def test_svmfda_fit_builds_no_gram_matrix(wdbc, monkeypatch):
     X, y = wdbc
 
