@@ -111,7 +111,7 @@ def _ipm_cost(n: int, rank: int | None) -> float:
 
 # "auto_path": digest of (K, s, p, idx) -> [(U, went to the IPM)], most recent last.
 _PATH_MEMO: OrderedDict = OrderedDict()
-_PATH_MEMO_SIZE = 1024
+_PATH_MEMO_SIZE = 256  # problems; a 10-fold inner grid search needs 10
 
 
 def _path_key(problem: BoxQP) -> str:
