@@ -10,6 +10,10 @@ Every solver takes a :class:`BoxQP` (``min 1/2 z'Qz + p'z  s.t.  s'z = 0,
   kernels, O(n r^2)) solve per step, polished by SMO (:mod:`methods._qp._ipm`).
 - ``"cvxopt"``: the dense reference that the fast paths are tested against.
 - ``"auto"``: SMO first; problems on which SMO is slow are handed to the IPM.
+- ``"auto_path"``: "auto", except that a problem whose data (K, s, p, idx) was
+  solved earlier in this process with a smaller box (``U' <= U``, as a smaller C
+  in a grid search) that had to go to the IPM goes to the IPM at once, without
+  the SMO stages (see "Along a C grid" below).
 
 The "auto" rule
 ---------------
@@ -45,12 +49,32 @@ every C-SVM cell but C = 1000 (linear) stays on SMO; the SVM_m and eps-SVM duals
 with a linear kernel and C >= 10 (eps = 0) or C >= 100 (eps = 3), which take
 SMO 12 ms to 1.5 s, take 10-13 ms.
 
+Along a C grid ("auto_path")
+----------------------------
+The IPM of stage 3 starts cold, so its result does not depend on the SMO stages
+before it: they only decide whether it runs. In a grid search over C on one inner
+split, a problem that needed the IPM at one C almost always needs it at the next,
+larger C, where SMO is slower still; "auto_path" then skips the SMO stages, which
+cost up to the IPM's own estimated cost (``AUTO_BUDGET``). When the guess holds the
+result is bit-identical to "auto"'s; when it does not (SMO would have finished
+within its budget), the IPM's solution is returned instead of SMO's (both within
+``tol``). Measured on mlsvm Table I cells (3 outer folds each, 137 guesses): no
+wrong guess; 29% of the wall time of wdbc eps-SVM poly3, 15% of musk1 eps-SVM
+linear (``benchmarks/README.md``). The memory is per process (keyed by a digest
+of the problem's arrays, the last ``_PATH_MEMO_SIZE`` problems), so a fit's path
+depends on which smaller-C fits of the same data ran before it in the process:
+the same in every run of a grid search (GridSearchCV fits every split of one C
+before the next C), but a lone fit takes the "auto" path.
+
 ``tol`` means the same for "smo", "ipm" and "auto": the final maximal KKT violation
 ``m(z) - M(z) <= tol`` (the IPM is polished by SMO to it). For "cvxopt" it is
 cvxopt's ``abstol``/``reltol``/``feastol``.
 """
 
 from __future__ import annotations
+
+import hashlib
+from collections import OrderedDict
 
 import numpy as np
 
@@ -66,7 +90,7 @@ from methods._qp._problems import BoxQP, csvm_dual, svmm_dual
 from methods._qp._result import QPResult
 from methods._qp._smo import SMO_TOL, default_max_iter, project_feasible, solve_smo
 
-SOLVERS = ("auto", "smo", "ipm", "cvxopt")
+SOLVERS = ("auto", "auto_path", "smo", "ipm", "cvxopt")
 
 #: SMO may spend this fraction of the estimated IPM cost before handing over.
 AUTO_BUDGET = 1.0
@@ -85,8 +109,57 @@ def _ipm_cost(n: int, rank: int | None) -> float:
     return _IPM_STEPS * per_step_ns / _NS_PER_WORK
 
 
-def _solve_auto(
+# "auto_path": digest of (K, s, p, idx) -> [(U, went to the IPM)], most recent last.
+_PATH_MEMO: OrderedDict = OrderedDict()
+_PATH_MEMO_SIZE = 256  # problems; a 10-fold inner grid search needs 10
+
+
+def _path_key(problem: BoxQP) -> str:
+    digest = hashlib.sha1(repr((problem.K.shape, problem.n_vars)).encode())
+    for a in (problem.K, problem.s, problem.p, problem.idx):
+        digest.update(np.ascontiguousarray(a).view(np.uint8))
+    return digest.hexdigest()
+
+
+def _ipm_seen_below(key: str, U: np.ndarray) -> bool:
+    """A smaller box (``U' <= U``, ``U' != U``) of the same problem went to the IPM."""
+    return any(
+        ipm and np.all(U_prev <= U) and np.any(U_prev < U)
+        for U_prev, ipm in _PATH_MEMO.get(key, ())
+    )
+
+
+def _remember_path(key: str, U: np.ndarray, ipm: bool) -> None:
+    runs = _PATH_MEMO.setdefault(key, [])
+    _PATH_MEMO.move_to_end(key)
+    if not any(np.array_equal(U_prev, U) for U_prev, _ in runs):
+        runs.append((U.copy(), ipm))
+    while len(_PATH_MEMO) > _PATH_MEMO_SIZE:
+        _PATH_MEMO.popitem(last=False)
+
+
+def _solve_auto_path(
     problem: BoxQP, *, tol: float, max_iter: int | None, z0: np.ndarray | None
+) -> QPResult:
+    key = _path_key(problem)
+    res = _solve_auto(
+        problem,
+        tol=tol,
+        max_iter=max_iter,
+        z0=z0,
+        skip_smo=_ipm_seen_below(key, problem.U),
+    )
+    _remember_path(key, problem.U, res.solver != "smo")
+    return res
+
+
+def _solve_auto(
+    problem: BoxQP,
+    *,
+    tol: float,
+    max_iter: int | None,
+    z0: np.ndarray | None,
+    skip_smo: bool = False,
 ) -> QPResult:
     n = problem.K.shape[0]
     if max_iter is None:
@@ -116,14 +189,15 @@ def _solve_auto(
         return out.converged or out.info["status"] == 1
 
     # Stage 1: half of the cheapest conceivable IPM (rank 0) before looking at K.
-    res = smo(AUTO_BUDGET * _ipm_cost(n, 0))
-    if finished(res):
-        return res
+    if not skip_smo:
+        res = smo(AUTO_BUDGET * _ipm_cost(n, 0))
+        if finished(res):
+            return res
     # Stage 2: the rank of K fixes the IPM's cost, hence SMO's remaining budget.
     V = low_rank_factor(problem.K, max(n // 8, 1))
     rank = None if V is None else V.shape[1]
     budget = AUTO_BUDGET * _ipm_cost(n, rank)
-    if spent_work < budget:
+    if not skip_smo and spent_work < budget:
         res = smo(budget)
         if finished(res):
             return res
@@ -133,7 +207,7 @@ def _solve_auto(
     except np.linalg.LinAlgError:
         out = None
     if out is not None and out.converged:
-        out.info.update(smo_iter=spent_iter, smo_work=spent_work)
+        out.info.update(smo_iter=spent_iter, smo_work=spent_work, smo_skipped=skip_smo)
         return out
     # Stage 4 (rare): the dense cvxopt reference, polished by SMO (capped).
     try:
@@ -163,13 +237,14 @@ def solve_box_qp(
     ----------
     problem : BoxQP
         The QP.
-    solver : {"auto", "smo", "ipm", "cvxopt"}, default="auto"
-        See the module docstring for the "auto" rule.
+    solver : {"auto", "auto_path", "smo", "ipm", "cvxopt"}, default="auto"
+        See the module docstring for the "auto" and "auto_path" rules.
     tol : float, default=None
         Stopping tolerance on the maximal KKT violation ``m(z) - M(z)`` for
-        "auto", "smo" and "ipm" (default :data:`SMO_TOL` = 1e-4, which keeps the
-        objective within 1e-6 relative of the cvxopt reference on the benchmark
-        problems); for "cvxopt" its abstol/reltol/feastol (default 1e-10).
+        "auto", "auto_path", "smo" and "ipm" (default :data:`SMO_TOL` = 1e-4,
+        which keeps the objective within 1e-6 relative of the cvxopt reference on
+        the benchmark problems); for "cvxopt" its abstol/reltol/feastol (default
+        1e-10).
     max_iter : int, default=None
         Cap on SMO pair updates ("auto", "smo"; default LIBSVM's
         ``max(10_000_000, 100 m)``), IPM steps ("ipm"; default 100) or cvxopt
@@ -182,8 +257,9 @@ def solve_box_qp(
     -------
     QPResult
     """
-    if solver == "auto":
-        return _solve_auto(
+    if solver in ("auto", "auto_path"):
+        solve = _solve_auto if solver == "auto" else _solve_auto_path
+        return solve(
             problem, tol=SMO_TOL if tol is None else tol, max_iter=max_iter, z0=z0
         )
     if solver == "smo":

@@ -63,9 +63,11 @@ class BaseKernelSVM(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
     normalize : {None, "cosine"}, default=None
         ``"cosine"``: ``K_ij / sqrt(K_ii K_jj)`` as in mlsvm Sec. VII (ignored for a
         precomputed kernel, which is taken as given).
-    solver : {"auto", "smo", "ipm", "cvxopt"}, default="auto"
+    solver : {"auto", "auto_path", "smo", "ipm", "cvxopt"}, default="auto"
         QP solver, see :func:`methods._qp.solve_box_qp`; "cvxopt" is the slow
-        dense reference.
+        dense reference; "auto_path" is "auto" that skips SMO on a problem whose
+        smaller-C version (same data, earlier in the process, as in a grid
+        search) went to the interior point.
     tol : float, default=None
         Stopping tolerance on the maximal KKT violation of the dual; None is the
         solver's default (1e-4 for "auto", "smo" and "ipm", which keeps the dual
@@ -76,10 +78,12 @@ class BaseKernelSVM(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
     check_psd : bool, default=True
         Check that a user-supplied kernel (callable or precomputed) gives a
         positive semi-definite training Gram matrix, and raise
-        :class:`~methods.exceptions.NonPSDKernelError` otherwise. The check is an
-        eigendecomposition (O(n^3), ~15 ms at n = 569, several times the fit): a
-        runner that fits many models on one Gram matrix checks it once with
-        :func:`check_psd_kernel` and passes ``check_psd=False``.
+        :class:`~methods.exceptions.NonPSDKernelError` otherwise. The check is a
+        Cholesky certificate (O(n^3 / 3); the eigendecomposition only when it
+        fails), about the time of one fit at n = 4000 with C = 100 and 2-16x a fit
+        with C = 1 (``benchmarks/bench_qp.py --psd``): a runner that fits many
+        models on one Gram matrix checks it once with :func:`check_psd_kernel`
+        and passes ``check_psd=False``.
         Named kernels are PSD by construction and never checked.
     """
 

@@ -313,3 +313,95 @@ def test_auto_ill_conditioned_svmm(wdbc_poly2, normalize, threads):
     # machine's load made a wall-time bound fail): the last-resort SMO ran
     # 10^7 iterations; IPM or cvxopt plus the polish stay far below 10^6.
     assert res.n_iter < 1_000_000, (res.solver, res.n_iter)
+
+
+# ------------------------------------------------------------------ auto_path
+@pytest.fixture
+def path_memo(monkeypatch):
+    import methods._qp as qp
+
+    monkeypatch.setattr(qp, "_PATH_MEMO", type(qp._PATH_MEMO)())
+    return qp._PATH_MEMO
+
+
+def _slow_eps_svm(C: float, seed: int = 6) -> BoxQP:
+    # eps-SVM with a rank-3 kernel: "auto" hands it to the IPM for C >= 100.
+    X, y = _data(seed, n=200)
+    K = pairwise_kernel(X, kernel="linear")
+    return svmm_dual(K, y, C, C / 3, 0.0)
+
+
+def test_auto_path_skips_smo_above_an_ipm_c_with_auto_bits(path_memo):
+    first = solve_box_qp(_slow_eps_svm(100.0), solver="auto_path")
+    assert first.solver == "ipm" and first.info["smo_iter"] > 0  # found by "auto"
+    path = solve_box_qp(_slow_eps_svm(1000.0), solver="auto_path")
+    auto = solve_box_qp(_slow_eps_svm(1000.0), solver="auto")
+    assert auto.solver == "ipm" and auto.info["smo_iter"] > 0
+    assert path.solver == "ipm" and path.info["smo_skipped"]
+    assert path.info["smo_iter"] == 0
+    np.testing.assert_array_equal(path.z, auto.z)
+    assert path.rho == auto.rho and path.objective == auto.objective
+
+
+def test_auto_path_is_auto_without_a_smaller_ipm_c(path_memo):
+    # Alone, after a larger C, or after a smaller C of other data: as "auto".
+    cases = [
+        [(1000.0, 6)],
+        [(1000.0, 6), (100.0, 6)],
+        [(100.0, 7), (1000.0, 6)],
+    ]
+    for fits in cases:
+        path_memo.clear()
+        for C, seed in fits:
+            path = solve_box_qp(_slow_eps_svm(C, seed), solver="auto_path")
+        auto = solve_box_qp(_slow_eps_svm(C, seed), solver="auto")
+        assert not path.info.get("smo_skipped", False)
+        assert path.info["smo_iter"] == auto.info["smo_iter"] > 0
+        np.testing.assert_array_equal(path.z, auto.z)
+
+
+def test_auto_path_after_smo_c_runs_smo(path_memo):
+    # A smaller C that SMO solved is no reason to skip SMO.
+    X, y = _data(1, n=60)
+    K = pairwise_kernel(X, kernel="gaussian")
+    for C in (0.1, 1.0, 10.0):
+        res = solve_box_qp(csvm_dual(K, y, C), solver="auto_path")
+        ref = solve_box_qp(csvm_dual(K, y, C), solver="auto")
+        assert res.solver == ref.solver == "smo"
+        np.testing.assert_array_equal(res.z, ref.z)
+
+
+def test_auto_path_grid_search_same_as_auto(path_memo, monkeypatch):
+    from sklearn.model_selection import GridSearchCV, StratifiedKFold
+
+    import methods._qp as qp
+    from methods import SVMm
+
+    skipped = []
+    solve_auto = qp._solve_auto
+
+    def counted(problem, **kwargs):
+        skipped.append(kwargs.get("skip_smo", False))
+        return solve_auto(problem, **kwargs)
+
+    monkeypatch.setattr(qp, "_solve_auto", counted)
+    X, y = _data(6, n=200)
+    K = pairwise_kernel(X, kernel="linear")
+    searches = {}
+    for solver in ("auto", "auto_path"):
+        path_memo.clear()
+        searches[solver] = GridSearchCV(
+            SVMm(kernel="precomputed", epsilon=0.0, solver=solver, check_psd=False),
+            {"C": [1.0, 10.0, 100.0, 1000.0]},
+            cv=StratifiedKFold(3),
+            scoring="accuracy",
+        ).fit(K, y)
+    assert sum(skipped) >= 3  # some inner fits skipped SMO (so the test can fail)
+    for key in ("mean_test_score", "split0_test_score", "split2_test_score"):
+        np.testing.assert_array_equal(
+            searches["auto"].cv_results_[key], searches["auto_path"].cv_results_[key]
+        )
+    np.testing.assert_array_equal(
+        searches["auto"].best_estimator_.dual_coef_,
+        searches["auto_path"].best_estimator_.dual_coef_,
+    )

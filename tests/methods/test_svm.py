@@ -338,6 +338,25 @@ def test_psd_check_leaves_input_untouched():
     np.testing.assert_array_equal(Kf, before)
 
 
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_psd_symmetrization_compiled_equals_numpy(order):
+    from methods._validation import _symmetrize_blocks, _symmetrize_into
+
+    rng = np.random.default_rng(3)
+    n = 197  # not a multiple of the tile or block size
+    K = np.asarray(rng.standard_normal((n, n)), order=order)
+    K[5, 7] = K[7, 5] + 0.25  # the largest asymmetry, once
+    S_nb = np.zeros((n, n), order="F")
+    S_np = np.zeros((n, n), order="F")
+    asym_nb, fro_nb = _symmetrize_into(S_nb, K)
+    asym_np, fro_np = _symmetrize_blocks(S_np, K)
+    # Only lower triangles are read (the numpy blocks also fill some upper entries).
+    np.testing.assert_array_equal(np.tril(S_nb), np.tril(S_np))
+    np.testing.assert_array_equal(np.tril(S_nb), np.tril((K + K.T) / 2))
+    assert asym_nb == asym_np == np.max(np.abs(K - K.T))
+    assert fro_nb == pytest.approx(np.linalg.norm((K + K.T) / 2), rel=1e-13)
+
+
 # ------------------------------------------------------------ SVM-FDA reuse
 def test_svmfda_transform_reuse_is_exact(wdbc, monkeypatch):
     from methods.svm import _estimators
@@ -360,6 +379,42 @@ def test_svmfda_transform_reuse_is_exact(wdbc, monkeypatch):
     # A different lambda is a different transform.
     SVMFDA(C=1.0, lam=2.0, normalize="cosine").fit(X, y)
     assert len(_estimators._TRANSFORM_CACHE) == 2
+
+
+def test_svmfda_transform_reused_in_grid_search_order(wdbc, monkeypatch):
+    """GridSearchCV's order (every split of a (C, lam) before the next) hits."""
+    from sklearn.model_selection import GridSearchCV, StratifiedKFold
+
+    from methods.svm import _estimators
+
+    X, y = wdbc[0][:150], wdbc[1][:150]
+    calls = []
+    scatter = _estimators.within_class_scatter
+
+    def counted(Z, yy):
+        calls.append(len(yy))
+        return scatter(Z, yy)
+
+    monkeypatch.setattr(_estimators, "within_class_scatter", counted)
+    grid = {"C": [0.1, 10.0, 1000.0], "lam": [0.1, 1.0, 10.0, 100.0, 1000.0]}
+    results = {}
+    for size in (0, _estimators._TRANSFORM_CACHE_SIZE):
+        monkeypatch.setattr(_estimators, "_TRANSFORM_CACHE_SIZE", size)
+        _estimators._TRANSFORM_CACHE.clear()
+        calls.clear()
+        search = GridSearchCV(
+            SVMFDA(normalize="cosine"), grid, cv=StratifiedKFold(10), n_jobs=1
+        ).fit(X, y)
+        results[size] = (search, len(calls))
+    (plain, n_plain), (cached, n_cached) = results.values()
+    assert n_plain == 3 * 5 * 10 + 1  # every fit builds its transform
+    assert n_cached == 5 * 10 + 1  # once per (lam, split), once for the refit
+    np.testing.assert_array_equal(
+        plain.cv_results_["mean_test_score"], cached.cv_results_["mean_test_score"]
+    )
+    np.testing.assert_array_equal(
+        plain.best_estimator_.dual_coef_, cached.best_estimator_.dual_coef_
+    )
 
 
 def test_svmfda_fit_builds_no_gram_matrix(wdbc, monkeypatch):
