@@ -49,17 +49,13 @@ def dense_weights(D, tn, y, margin, gamma):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def screened_loss(Z, R_ref, delta, tn, y, margin, gamma):  # pragma: no cover
-    r"""Objective and :math:`R = \mathrm{Lap}(W) Z`, skipping provably inactive pairs.
+def _hinge_loss(Z, D, R_ref, delta, from_d, tn, y, margin, gamma):  # pragma: no cover
+    """The loop of :func:`screened_loss` and :func:`distance_loss`.
 
-    ``R_ref[i, l]`` is the (unsquared) distance of ``i`` and ``l`` at a reference
-    point and ``delta[p]`` how far point ``p`` moved since, so the current distance
-    is at least ``R_ref[i, l] - delta[i] - delta[l]`` (triangle inequality). If that
-    bound's square is >= ``margin + max_j D_ij`` (exact current target distances),
-    every triplet ``(i, j, l)`` is inactive and ``l`` is skipped without computing
-    its distance. Exact: the result equals :func:`dense_weights`'.
-
-    Returns ``(value, n_active, R, n_examined)``.
+    An impostor's squared distance comes from ``D`` if ``from_d``, else it is
+    computed from ``Z`` once the triangle-inequality screen lets the pair through;
+    everything else (target distances, hinge, gradient accumulation) is shared, in
+    the same order, so the two differ only in where that distance comes from.
     """
     n, k = tn.shape
     d = Z.shape[1]
@@ -87,14 +83,19 @@ def screened_loss(Z, R_ref, delta, tn, y, margin, gamma):  # pragma: no cover
         for l in range(n):
             if y[l] == yi:
                 continue
-            lb = R_ref[i, l] - delta[i] - delta[l]
-            if lb > 0.0 and lb * lb >= reach:
-                continue
+            if from_d:
+                s = D[i, l]
+                if s >= reach:
+                    continue
+            else:
+                lb = R_ref[i, l] - delta[i] - delta[l]
+                if lb > 0.0 and lb * lb >= reach:
+                    continue
+                s = 0.0
+                for c in range(d):
+                    t = Z[i, c] - Z[l, c]
+                    s += t * t
             n_examined += 1
-            s = 0.0
-            for c in range(d):
-                t = Z[i, c] - Z[l, c]
-                s += t * t
             w = 0.0
             for jj in range(k):
                 h = margin + Dt[jj] - s
@@ -119,6 +120,23 @@ def screened_loss(Z, R_ref, delta, tn, y, margin, gamma):  # pragma: no cover
 
 
 @njit(cache=True)
+def screened_loss(Z, R_ref, delta, tn, y, margin, gamma):  # pragma: no cover
+    r"""Objective and :math:`R = \mathrm{Lap}(W) Z`, skipping provably inactive pairs.
+
+    ``R_ref[i, l]`` is the (unsquared) distance of ``i`` and ``l`` at a reference
+    point and ``delta[p]`` how far point ``p`` moved since, so the current distance
+    is at least ``R_ref[i, l] - delta[i] - delta[l]`` (triangle inequality). If that
+    bound's square is >= ``margin + max_j D_ij`` (exact current target distances),
+    every triplet ``(i, j, l)`` is inactive and ``l`` is skipped without computing
+    its distance. Exact: the result equals :func:`dense_weights`'.
+
+    Returns ``(value, n_active, R, n_examined)``.
+    """
+    unused = np.empty((0, 0))
+    return _hinge_loss(Z, unused, R_ref, delta, False, tn, y, margin, gamma)
+
+
+@njit(cache=True)
 def distance_loss(D, Z, tn, y, margin, gamma):  # pragma: no cover - compiled
     r"""Objective and :math:`R = \mathrm{Lap}(W) Z` from precomputed impostor distances.
 
@@ -131,54 +149,4 @@ def distance_loss(D, Z, tn, y, margin, gamma):  # pragma: no cover - compiled
 
     Returns ``(value, n_active, R, n_examined)`` as :func:`screened_loss`.
     """
-    n, k = tn.shape
-    d = Z.shape[1]
-    R = np.zeros((n, d))
-    Dt = np.empty(k)
-    value = 0.0
-    n_active = 0
-    n_examined = 0
-    cnt = np.zeros(k)
-    for i in range(n):
-        reach = 0.0
-        for jj in range(k):
-            j = tn[i, jj]
-            s = 0.0
-            for c in range(d):
-                t = Z[i, c] - Z[j, c]
-                s += t * t
-            Dt[jj] = s
-            cnt[jj] = 0.0
-            if s > reach:
-                reach = s
-            value += (1.0 - gamma) * s
-        reach += margin
-        yi = y[i]
-        for l in range(n):
-            if y[l] == yi:
-                continue
-            s = D[i, l]
-            if s >= reach:
-                continue
-            n_examined += 1
-            w = 0.0
-            for jj in range(k):
-                h = margin + Dt[jj] - s
-                if h > 0.0:
-                    value += gamma * h
-                    cnt[jj] += 1.0
-                    w += gamma
-                    n_active += 1
-            if w > 0.0:
-                for c in range(d):
-                    t = w * (Z[i, c] - Z[l, c])
-                    R[i, c] -= t
-                    R[l, c] += t
-        for jj in range(k):
-            j = tn[i, jj]
-            w = (1.0 - gamma) + gamma * cnt[jj]
-            for c in range(d):
-                t = w * (Z[i, c] - Z[j, c])
-                R[i, c] += t
-                R[j, c] -= t
-    return value, n_active, R, n_examined
+    return _hinge_loss(Z, D, D, np.empty(0), True, tn, y, margin, gamma)
