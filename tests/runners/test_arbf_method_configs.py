@@ -35,4 +35,4 @@ def test_knn_gb_lmnn_follows_the_authors_code():
     )
     gb = est.metric_learner.estimator
     assert (gb.init, gb.step_rule, gb.learning_rate) == ("lmnn", "authors", 1e-3)
-    assert est.score_rule == "vote"
+    assert (est.score_rule, est.weights) == ("label", "uniform")  # knncl: labels
