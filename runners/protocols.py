@@ -29,6 +29,7 @@ from sklearn.model_selection import (
 from sklearn.utils import get_tags
 from sklearn.utils.metaestimators import _safe_split
 
+from runners.checkpoints import SplitCheckpoints
 from runners.seeds import seed_from
 
 PROTOCOL_KINDS = (
@@ -418,10 +419,21 @@ def evaluate(
     seed_parts: Sequence[object],
     on_split: Callable[[int], None] | None = None,
     scoring: str = "accuracy",
+    checkpoints: SplitCheckpoints | None = None,
 ) -> list[FoldResult]:
-    """Run :func:`evaluate_split` on every outer split."""
+    """Run :func:`evaluate_split` on every outer split.
+
+    With ``checkpoints``, a split finished by an earlier, killed run of the same
+    config is loaded instead of recomputed, and each new split is saved when done.
+    """
     results = []
     for i, (rep, j, train, test) in enumerate(splits):
+        saved = None if checkpoints is None else checkpoints.load(rep, j, test)
+        if saved is not None:
+            results.append(saved)
+            if on_split is not None:
+                on_split(i)
+            continue
         r = evaluate_split(
             estimator, X, y, train, test, grid, protocol, (*seed_parts, rep, j),
             scoring=scoring,
@@ -444,6 +456,8 @@ def evaluate(
                 staged_test_auc=r["staged_test_auc"],
             )
         )
+        if checkpoints is not None:
+            checkpoints.save(results[-1])
         if on_split is not None:
             on_split(i)
     return results

@@ -23,6 +23,7 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 from sklearn.base import clone
 from threadpoolctl import threadpool_limits
 
+from runners.checkpoints import SplitCheckpoints, checkpoint_dir
 from runners.config_schema import PREPROCESS_SCOPES, register_configs, validate_config
 from runners.numba_cache import announce_compilation
 from runners.protocols import evaluate, fold_seed_parts, outer_splits
@@ -305,10 +306,11 @@ def run_job_outcome(cfg: DictConfig) -> tuple[dict[str, Any], dict[str, Any]]:
         "started": now_iso(),
         "provenance": provenance(),
     }
+    checkpoints = SplitCheckpoints(checkpoint_dir(path), key)
     try:
         announce_compilation()
         with threadpool_limits(limits=int(cfg.blas_threads)):
-            record.update(_run(cfg, kc))
+            record.update(_run(cfg, kc, checkpoints))
     except SkipRun as exc:
         record.update(status="skip", reason=str(exc))
     except Exception as exc:  # recorded, kept out of the cache, rerun next time
@@ -319,9 +321,14 @@ def run_job_outcome(cfg: DictConfig) -> tuple[dict[str, Any], dict[str, Any]]:
         )
     record["finished"] = now_iso()
     record["wall_seconds"] = time.perf_counter() - t_start
+    if checkpoints.n_loaded:
+        # wall_seconds is this process's time only; the splits an earlier, killed
+        # run finished came from their checkpoints (their own times are in folds)
+        record["resumed_splits"] = checkpoints.n_loaded
     store.write(path, record)
     if record["status"] in ("ok", "skip"):
         _remember(cfg, path)
+        checkpoints.clear()
     extra = record.get("reason", "")
     if record["status"] == "ok":
         extra = f"error {record['error_pct']:.2f}%" + (
@@ -375,7 +382,11 @@ def _remember(cfg: DictConfig, path: Path) -> None:
         remember(cfg.paths.results, cfg.experiment, run_overrides(cfg), path)
 
 
-def _run(cfg: DictConfig, kc: Mapping[str, Any]) -> dict[str, Any]:
+def _run(
+    cfg: DictConfig,
+    kc: Mapping[str, Any],
+    checkpoints: SplitCheckpoints | None = None,
+) -> dict[str, Any]:
     cls = get_class(cfg.method._target_)
     estimator = instantiate(cfg.method)
     supported = feature_space_kernels(cls)
@@ -396,7 +407,7 @@ def _run(cfg: DictConfig, kc: Mapping[str, Any]) -> dict[str, Any]:
         estimator, Xin = build_input(estimator, X, kc["kernel"], check_psd)
         folds = evaluate(
             estimator, Xin, y, splits, kc["grid"], protocol, seed_parts,
-            on_split=on_split, scoring=cfg.search.scoring,
+            on_split=on_split, scoring=cfg.search.scoring, checkpoints=checkpoints,
         )
     else:
         folds = []
@@ -405,7 +416,7 @@ def _run(cfg: DictConfig, kc: Mapping[str, Any]) -> dict[str, Any]:
         ):
             folds += evaluate(
                 est, Xin, y, [split], kc["grid"], protocol, seed_parts,
-                on_split=on_split, scoring=cfg.search.scoring,
+                on_split=on_split, scoring=cfg.search.scoring, checkpoints=checkpoints,
             )
     return _record_of(folds, X, y)
 

@@ -1,0 +1,123 @@
+"""A run that dies after some outer splits resumes from its split checkpoints.
+
+The resumed record must equal an uninterrupted run's, prediction for prediction; a
+damaged or foreign checkpoint is ignored and the split recomputed; the checkpoint
+folder goes once the record is finished.
+"""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import runners.protocols as protocols
+from runners.checkpoints import SUFFIX, SplitCheckpoints
+from runners.run import compose_config, run_job
+
+CELL = [
+    "protocol=smoke",
+    "protocol.outer_folds=4",
+    "+search.grids.default.C=[0.1,10]",
+    "dataset=sonar",
+    "method=svm",
+    "kernel=linear",
+]
+
+
+@pytest.fixture
+def results(tmp_path, monkeypatch):
+    monkeypatch.setenv("KML_RESULTS", str(tmp_path / "results"))
+    return tmp_path / "results"
+
+
+def _die_after(monkeypatch, n_splits: int) -> None:
+    """Make the run fail in split ``n_splits + 1`` (as a killed worker would stop)."""
+    real = protocols.evaluate_split
+    calls = {"n": 0}
+
+    def evaluate_split(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] > n_splits:
+            raise RuntimeError("killed")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(protocols, "evaluate_split", evaluate_split)
+
+
+def _splits_dirs(results: Path) -> list[Path]:
+    return [p for p in results.rglob(f"*{SUFFIX}") if p.is_dir()]
+
+
+def _same_numbers(a: dict, b: dict) -> None:
+    for field in ("index", "fold", "y_true", "y_pred", "decision"):
+        np.testing.assert_array_equal(a["predictions"][field], b["predictions"][field])
+    assert [f["best_params"] for f in a["folds"]] == [
+        f["best_params"] for f in b["folds"]
+    ]
+    assert a["n_errors"] == b["n_errors"]
+
+
+def test_killed_run_resumes_from_its_finished_splits(results, monkeypatch, tmp_path):
+    whole = run_job(compose_config([*CELL, f"paths.results={tmp_path / 'ref'}"]))
+    assert whole["status"] == "ok" and len(whole["folds"]) >= 3
+
+    with monkeypatch.context() as m:
+        _die_after(m, 2)
+        dead = run_job(compose_config(CELL))
+    assert dead["status"] == "error" and "killed" in dead["reason"]
+    (folder,) = _splits_dirs(results)
+    assert len(list(folder.glob("*.pkl"))) == 2
+
+    computed = []
+    real = protocols.evaluate_split
+    monkeypatch.setattr(
+        protocols,
+        "evaluate_split",
+        lambda *a, **k: computed.append(1) or real(*a, **k),
+    )
+    resumed = run_job(compose_config(CELL))
+    assert resumed["status"] == "ok"
+    assert resumed["resumed_splits"] == 2
+    assert len(computed) == len(whole["folds"]) - 2  # only the missing splits ran
+    _same_numbers(resumed, whole)
+    assert "resumed_splits" not in whole
+    assert not _splits_dirs(results)  # finished: checkpoints removed
+
+
+def test_damaged_or_foreign_checkpoint_is_recomputed(results, monkeypatch, caplog):
+    with monkeypatch.context() as m:
+        _die_after(m, 2)
+        run_job(compose_config(CELL))
+    (folder,) = _splits_dirs(results)
+    first, second = sorted(folder.glob("*.pkl"))
+    first.write_bytes(b"not a pickle")
+    saved = pickle.loads(second.read_bytes())
+    saved["key"] = "0" * 16
+    second.write_bytes(pickle.dumps(saved))
+
+    with caplog.at_level("WARNING", logger="kml.checkpoints"):
+        rec = run_job(compose_config(CELL))
+    assert rec["status"] == "ok" and "resumed_splits" not in rec
+    assert sum("ignoring split checkpoint" in r.message for r in caplog.records) == 2
+    whole = run_job(compose_config([*CELL, "force=true"]))
+    _same_numbers(rec, whole)
+
+
+def test_checkpoint_of_other_test_indices_is_ignored(tmp_path):
+    cp = SplitCheckpoints(tmp_path / "x.splits", "k")
+    fold = protocols.FoldResult(
+        repetition=0, split=1, test_idx=np.array([1, 2, 3]), y_pred=np.array([0, 1, 0]),
+        decision=None, best_params={}, inner_mean_test_error={}, fit_seconds=0.0,
+        search_seconds=0.0, predict_seconds=0.0, solver={},
+        inner_convergence_warnings=0,
+    )
+    cp.save(fold)
+    assert cp.load(0, 1, np.array([1, 2, 3])) is not None
+    assert cp.load(0, 1, np.array([1, 2, 4])) is None
+    assert cp.load(0, 2, np.array([1, 2, 3])) is None
+    assert SplitCheckpoints(tmp_path / "x.splits", "other").load(0, 1, [1, 2, 3]) is None
+    cp.clear()
+    assert not (tmp_path / "x.splits").exists()
