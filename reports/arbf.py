@@ -74,6 +74,8 @@ def label_auc_frame(records: list[dict]) -> pd.DataFrame:
     for r in records:
         if r["status"] != "ok" or not r["method"].startswith("knn"):
             continue
+        if r["config"]["method"].get("score_rule", "vote") == "label":
+            continue  # already ranked by its labels: nothing to check
         ds = names.get(r["original_dataset"], r["dataset"])
         a = fold_label_aucs(r)
         p = pub.loc[(ds, r["method"])]
@@ -103,21 +105,67 @@ def variant_overrides(record: dict) -> str:
     return " ".join(sorted(extra))
 
 
-def variant_frame(variant_records: list[dict], t: pd.DataFrame) -> pd.DataFrame:
+def _flat(tree: object, prefix: str) -> dict[str, object]:
+    if not isinstance(tree, dict):
+        return {prefix: tree}
+    out: dict[str, object] = {}
+    for k, v in tree.items():
+        out.update(_flat(v, f"{prefix}.{k}"))
+    return out
+
+
+def unstated_differences(record: dict, own: dict | None) -> str:
+    """Method and protocol settings a check run had beyond its overrides.
+
+    A check run made before a default changed (e.g. arbf's kNN score rule) differs
+    from today's own run of the cell in more than its overrides say; those
+    settings, as ``[as run: key=value ...]``, so the row says what was run.
+    """
+    if own is None:
+        return ""
+    stated = {o.split("=", 1)[0] for o in record.get("overrides") or []}
+    mine, theirs = {}, {}
+    for part in ("method", "protocol"):
+        mine.update(_flat(record["config"].get(part), part))
+        theirs.update(_flat(own["config"].get(part), part))
+    diff = [
+        f"{k}={mine[k]}" for k in sorted(mine)
+        if k not in stated and k in theirs and mine[k] != theirs[k]
+    ]
+    return f"[as run: {' '.join(diff)}]" if diff else ""
+
+
+def variant_frame(
+    variant_records: list[dict],
+    t: pd.DataFrame,
+    own_records: list[dict] | None = None,
+) -> pd.DataFrame:
     """Check runs: one row per (dataset, method, overrides) variant record.
 
     Beside the variant's test AUC: the published cell and the sweep's own cell
     (same splits, default config) from ``t``. A variant run again (e.g. under a
-    newer code version) shows once, from its newest record.
+    newer code version) shows once, from its newest record. With ``own_records``
+    (the cells of ``t``), a setting in which the variant differs from its cell
+    without an override saying so is appended (:func:`unstated_differences`).
     """
     names = published_dataset_names("arbf")
     pub = load_published("arbf").set_index(["dataset", "method"])
     own = t.set_index(["dataset", "method"])
+    own_of = {
+        (r["original_dataset"], r["method"]): r
+        for r in own_records or []
+        if r["status"] == "ok" and "config" in r and not variant_overrides(r)
+    }
     rows = {}
     for r in sorted(variant_records, key=lambda r: str(r.get("finished", ""))):
         variant = variant_overrides(r)
         if r["status"] != "ok" or not variant:
             continue
+        if "config" in r:
+            extra = unstated_differences(
+                r, own_of.get((r["original_dataset"], r["method"]))
+            )
+            variant = f"{variant} {extra}" if extra else variant
         ds = names.get(r["original_dataset"], r["dataset"])
         a = fold_aucs(r)
         if not a or (ds, r["method"]) not in pub.index:
@@ -299,7 +347,9 @@ def table1(
     if len(label):
         write_csv(out_dir / "table1_check_label_auc.csv", label.round(4))
     checks = variant_frame(
-        load_records(results_root, EXPERIMENT, variants=True, per_config=True), t
+        load_records(results_root, EXPERIMENT, variants=True, per_config=True),
+        t,
+        own_records=records,
     )
     if len(checks):
         write_csv(out_dir / "table1_check_variants.csv", checks.round(4))
@@ -349,11 +399,15 @@ def table1(
         "mu as its only step; eq. 3 has mu as the weight of C, method.mu_role=weight, "
         "which needs a step the paper does not give: a check row below), with the "
         "chain-rule sign of dC/dalpha (the printed + sign makes beta diverge; see "
-        "methods/komd/_arbf.py). kNN scores: the distance-weighted fraction of "
-        "positive neighbours (method.score_rule=vote: Sec. 5 asks of every "
-        "technique \"a ranking ... a function from the test set to R\"), k by "
-        "validation; method.score_rule=label (the predicted label, all the "
-        "authors' kNN code returns) is a check row below. K-GB-LMNN: as the "
+        "methods/komd/_arbf.py). kNN scores (K-Raw, K-LMNN, K-GB-LMNN; the paper "
+        "does not say): the majority label of the k neighbours as a 0/1 ranking "
+        "(method.score_rule=label, method.weights=uniform; its AUC is the "
+        "balanced accuracy), what the kNN classifier of the authors' code returns "
+        "(knncl of the gb_lmnn package Sec. 5 says was used); k by validation AUC. "
+        "The other reading, the distance-weighted fraction of positive neighbours "
+        "(method.score_rule=vote method.weights=distance; Sec. 5 asks of every "
+        "technique \"a ranking ... a function from the test set to R\"), is a "
+        "check row below. K-GB-LMNN: as the "
         "authors' gb_lmnn, which Sec. 5 says was used (\"the implementation made "
         "by the authors\"): boosting starts from the LMNN map (GBLMNN init=lmnn, "
         "as Kedem et al.), 3 target neighbours in the input space, depth-4 trees, "

@@ -95,3 +95,31 @@ def test_a_variant_run_twice_shows_once_from_its_newest_record(table):
     v = variant_frame([new, old], table)
     assert len(v) == 1
     assert v.auc_mean.iloc[0] == pytest.approx(100.0)
+
+
+def test_label_check_only_rescores_runs_ranked_by_votes():
+    from reports.arbf import label_auc_frame
+
+    def knn(rule):
+        r = _record("knn_raw", [], [0.9, 0.1, 0.8, 0.2, 0.7, 0.3, 0.6, 0.4])
+        r["config"] = {"method": {"score_rule": rule}}
+        return r
+
+    assert len(label_auc_frame([knn("label")])) == 0
+    (row,) = label_auc_frame([knn("vote")]).itertuples()
+    assert row.label_auc_mean == 100.0  # y_pred == y_true on every split
+
+
+def test_a_check_run_under_an_old_default_says_how_it_was_run(table):
+    from reports.arbf import variant_frame
+
+    perfect = [1.0, -1.0, 2.0, -2.0, 1.0, -1.0, 2.0, -2.0]
+    own = _record("knn_raw", [], perfect)
+    own["config"] = {"method": {"score_rule": "label", "n_neighbors": 5},
+                     "protocol": {"refit_on": "train_val"}}
+    old = _record("knn_raw", ["protocol.refit_on=train"], perfect)
+    old["config"] = {"method": {"score_rule": "vote", "n_neighbors": 5},
+                     "protocol": {"refit_on": "train"}}
+    (row,) = variant_frame([old], table, own_records=[own]).itertuples()
+    assert row.variant == "protocol.refit_on=train [as run: method.score_rule=vote]"
+    assert variant_frame([old], table).variant.iloc[0] == "protocol.refit_on=train"
