@@ -9,19 +9,29 @@ instead of recomputing them, and the folder goes once the record is finished.
 
 Splits are independent: each draws its seeds from ``(dataset, seed, repetition,
 split)`` only, so a resumed run gives the record an uninterrupted one would (tested).
+The key does not cover what the run read from outside the code and config: the
+package versions and Python (a Ray job rerun on another node, an upgrade between the
+killed run and its resumption) and the data's content (``DATA_MIRROR``). So each
+checkpoint carries a ``stamp`` of those (:func:`environment_stamp`, plus a digest of
+the loaded data, :func:`data_digest`); one of another stamp is not mixed into this
+run's record, whose provenance names this process's versions.
 A checkpoint is a convenience, never a source of truth: one that cannot be read, or
-whose key or test indices differ from the split asked for, is ignored with a warning
-and the split recomputed. Files are written to a temporary name and renamed, so a
+whose key, stamp or test indices differ from the split asked for, is ignored with a
+warning and the split recomputed. ``force=true`` removes the folder first (it
+recomputes every split). Files are written to a temporary name and renamed, so a
 killed writer leaves either a whole checkpoint or none.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import pickle
+import platform
 import secrets
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +41,26 @@ log = logging.getLogger("kml.checkpoints")
 
 SUFFIX = ".splits"
 _TMP = ".tmp-"
+
+
+def environment_stamp() -> dict[str, Any]:
+    """What, besides the key, a split's numbers depend on: packages and Python."""
+    from runners import provenance  # looked up per call: tests patch the versions
+
+    return {
+        "packages": provenance.package_versions(),
+        "python": platform.python_version(),
+    }
+
+
+def data_digest(X: np.ndarray, y: np.ndarray) -> str:
+    """sha256 of the loaded features and labels (the run's data, before any fold)."""
+    h = hashlib.sha256()
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    h.update(np.asarray(X.shape).tobytes())
+    h.update(X.tobytes())
+    h.update(repr(np.asarray(y).tolist()).encode())
+    return h.hexdigest()[:16]
 
 
 def checkpoint_dir(record_path: str | os.PathLike) -> Path:
@@ -48,11 +78,21 @@ class SplitCheckpoints:
         The run's checkpoint folder (:func:`checkpoint_dir` of its record).
     key : str
         The run's config key; a checkpoint of another key is never used.
+    stamp : mapping, optional
+        What else the numbers depend on (:func:`environment_stamp`; the runner adds
+        ``data``, :func:`data_digest`, once the data are loaded); a checkpoint of
+        another stamp is never used.
     """
 
-    def __init__(self, directory: str | os.PathLike, key: str) -> None:
+    def __init__(
+        self,
+        directory: str | os.PathLike,
+        key: str,
+        stamp: Mapping[str, Any] | None = None,
+    ) -> None:
         self.directory = Path(directory)
         self.key = key
+        self.stamp = dict(stamp or {})
         self.n_loaded = 0
 
     def _file(self, repetition: int, split: int) -> Path:
@@ -68,6 +108,12 @@ class SplitCheckpoints:
                 saved = pickle.load(fh)
             if saved["key"] != self.key:
                 raise ValueError(f"written by run {saved['key']}, not {self.key}")
+            if saved.get("stamp") != self.stamp:
+                theirs, mine = saved.get("stamp") or {}, self.stamp
+                diff = sorted(
+                    k for k in {*theirs, *mine} if theirs.get(k) != mine.get(k)
+                )
+                raise ValueError(f"written with other {', '.join(diff) or 'stamp'}")
             result = saved["result"]
             if not np.array_equal(np.asarray(result.test_idx), np.asarray(test_idx)):
                 raise ValueError("its test indices differ from this split's")
@@ -84,7 +130,7 @@ class SplitCheckpoints:
         tmp = self.directory / f"{_TMP}{os.getpid()}-{secrets.token_hex(6)}"
         try:
             with open(tmp, "wb") as fh:
-                payload = {"key": self.key, "result": result}
+                payload = {"key": self.key, "stamp": self.stamp, "result": result}
                 pickle.dump(payload, fh, protocol=pickle.HIGHEST_PROTOCOL)
             os.replace(tmp, path)
         except OSError as exc:  # e.g. a full disk: the run goes on without it

@@ -23,7 +23,12 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 from sklearn.base import clone
 from threadpoolctl import threadpool_limits
 
-from runners.checkpoints import SplitCheckpoints, checkpoint_dir
+from runners.checkpoints import (
+    SplitCheckpoints,
+    checkpoint_dir,
+    data_digest,
+    environment_stamp,
+)
 from runners.config_schema import PREPROCESS_SCOPES, register_configs, validate_config
 from runners.numba_cache import announce_compilation
 from runners.protocols import evaluate, fold_seed_parts, outer_splits
@@ -306,7 +311,9 @@ def run_job_outcome(cfg: DictConfig) -> tuple[dict[str, Any], dict[str, Any]]:
         "started": now_iso(),
         "provenance": provenance(),
     }
-    checkpoints = SplitCheckpoints(checkpoint_dir(path), key)
+    checkpoints = SplitCheckpoints(checkpoint_dir(path), key, environment_stamp())
+    if cfg.force:  # recompute means every split, not those a killed run left
+        checkpoints.clear()
     try:
         announce_compilation()
         with threadpool_limits(limits=int(cfg.blas_threads)):
@@ -393,6 +400,8 @@ def _run(
     if supported is not None and cfg.kernel.kernel not in supported:
         build_input(estimator, np.zeros((1, 1)), kc["kernel"], False)  # raises SkipRun
     name, X, y = _load_data(cfg)
+    if checkpoints is not None:  # the data's content is not in the key
+        checkpoints.stamp["data"] = data_digest(X, y)
     protocol = kc["protocol"]
     if protocol["kind"] == "nested_training_sets":
         return _run_every_fit(cfg, kc, estimator, X, y, name)

@@ -118,6 +118,70 @@ def test_checkpoint_of_other_test_indices_is_ignored(tmp_path):
     assert cp.load(0, 1, np.array([1, 2, 3])) is not None
     assert cp.load(0, 1, np.array([1, 2, 4])) is None
     assert cp.load(0, 2, np.array([1, 2, 3])) is None
-    assert SplitCheckpoints(tmp_path / "x.splits", "other").load(0, 1, [1, 2, 3]) is None
+    other = SplitCheckpoints(tmp_path / "x.splits", "other")
+    assert other.load(0, 1, np.array([1, 2, 3])) is None
     cp.clear()
     assert not (tmp_path / "x.splits").exists()
+
+
+def _killed_run_leaves_two_checkpoints(monkeypatch, results) -> Path:
+    with monkeypatch.context() as m:
+        _die_after(m, 2)
+        run_job(compose_config(CELL))
+    (folder,) = _splits_dirs(results)
+    assert len(list(folder.glob("*.pkl"))) == 2
+    return folder
+
+
+def _count_splits_computed(monkeypatch) -> list[int]:
+    computed: list[int] = []
+    real = protocols.evaluate_split
+    monkeypatch.setattr(
+        protocols, "evaluate_split", lambda *a, **k: computed.append(1) or real(*a, **k)
+    )
+    return computed
+
+
+def test_force_recomputes_every_split(results, monkeypatch):
+    """README: force=true recomputes; a killed run's checkpoints are not reused."""
+    _killed_run_leaves_two_checkpoints(monkeypatch, results)
+    computed = _count_splits_computed(monkeypatch)
+    rec = run_job(compose_config([*CELL, "force=true"]))
+    assert rec["status"] == "ok" and "resumed_splits" not in rec
+    assert len(computed) == len(rec["folds"])
+
+
+def test_checkpoints_of_other_package_versions_are_recomputed(results, monkeypatch):
+    """Package versions are not in the key: a split computed under other versions
+    (another Ray node, an upgrade between the killed run and its resumption) would
+    make a record whose provenance names versions some splits were not run with."""
+    import runners.provenance as provenance
+
+    _killed_run_leaves_two_checkpoints(monkeypatch, results)
+    real = provenance.package_versions
+    monkeypatch.setattr(
+        provenance, "package_versions", lambda: {**real(), "numpy": "0.0-other"}
+    )
+    computed = _count_splits_computed(monkeypatch)
+    rec = run_job(compose_config(CELL))
+    assert rec["status"] == "ok" and "resumed_splits" not in rec
+    assert len(computed) == len(rec["folds"])
+
+
+def test_checkpoints_of_other_data_are_recomputed(results, monkeypatch):
+    """The data's content is not in the key (DATA_MIRROR, datasets/registry.yaml):
+    a split computed on other data is not mixed into this run's record."""
+    import runners.run as run
+
+    _killed_run_leaves_two_checkpoints(monkeypatch, results)
+    real = run._load_data
+
+    def other_data(cfg):
+        name, X, y = real(cfg)
+        return name, X[:, ::-1].copy(), y  # same rows, other columns
+
+    monkeypatch.setattr(run, "_load_data", other_data)
+    computed = _count_splits_computed(monkeypatch)
+    rec = run_job(compose_config(CELL))
+    assert rec["status"] == "ok" and "resumed_splits" not in rec
+    assert len(computed) == len(rec["folds"])
