@@ -84,3 +84,34 @@ def test_lmnnmkl_listed_cells_match_the_committed_table(known, artifact):
     listed = set(zip(rows.dataset, rows.method))
     assert outside - listed == set(), "outside 2 SE without a listed reason"
     assert listed - outside == set(), "listed but now within 2 SE: remove the row"
+
+
+def test_arbf_rows_match_the_committed_table_and_its_check_runs(known):
+    """arbf: a row per cell outside one published std; the numbers a row opens with
+    (reproduced, published) and its vote check are those of the committed CSVs."""
+    import re
+
+    gen = GENERATED_DIR / "arbf"
+    table = pd.read_csv(gen / "table1.csv").set_index(["dataset", "method"])
+    checks = pd.read_csv(gen / "table1_check_variants.csv")
+    vote = checks[checks.variant == "method.score_rule=vote method.weights=distance"]
+    vote = vote.set_index(["dataset", "method"])
+    rows = known[known.paper == "arbf"]
+    outside = set(table.index[~table.within_1std.astype(bool)])
+    assert set(zip(rows.dataset, rows.method)) == outside
+    for r in rows.itertuples():
+        cell = table.loc[(r.dataset, r.method)]
+        head = re.match(r"reproduced ([\d.]+) \+- ([\d.]+) vs published ([\d.]+) "
+                        r"\+- ([\d.]+)", r.reason)
+        assert head, r
+        assert [float(v) for v in head.groups()] == pytest.approx(
+            [cell.auc_mean, cell.auc_std, cell.published_mean, cell.published_std],
+            abs=0.051,
+        ), r
+        got = re.search(r"a check row\) gives ([\d.]+) \+- ([\d.]+)", r.reason)
+        if r.method.startswith("knn"):
+            assert got, r
+            v = vote.loc[(r.dataset, r.method)]
+            assert [float(x) for x in got.groups()] == pytest.approx(
+                [v.auc_mean, v.auc_std], abs=0.051
+            ), r
