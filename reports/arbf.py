@@ -17,7 +17,7 @@ from sklearn.metrics import roc_auc_score
 
 from reports.error_tables import known_divergences, published_dataset_names
 from reports.guard import ReportError, guard_table, output_dir
-from reports.records import load_published, load_records
+from reports.records import load_published, load_records, override_key
 from reports.render import latex_table, markdown_table, write_csv, write_text
 
 EXPERIMENT = "arbf_table1"
@@ -123,7 +123,7 @@ def unstated_differences(record: dict, own: dict | None) -> str:
     """
     if own is None:
         return ""
-    stated = {o.split("=", 1)[0] for o in record.get("overrides") or []}
+    stated = {override_key(o) for o in record.get("overrides") or []}
     mine, theirs = {}, {}
     for part in ("method", "protocol"):
         mine.update(_flat(record["config"].get(part), part))

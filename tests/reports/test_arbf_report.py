@@ -123,3 +123,15 @@ def test_a_check_run_under_an_old_default_says_how_it_was_run(table):
     (row,) = variant_frame([old], table, own_records=[own]).itertuples()
     assert row.variant == "protocol.refit_on=train [as run: method.score_rule=vote]"
     assert variant_frame([old], table).variant.iloc[0] == "protocol.refit_on=train"
+
+
+def test_an_override_with_a_plus_prefix_counts_as_stated():
+    """``++method.weights=distance`` states method.weights as much as without ++."""
+    from reports.arbf import unstated_differences
+
+    own = {"config": {"method": {"score_rule": "label", "weights": "uniform"}}}
+    run = {
+        "overrides": ["++method.weights=distance", "~method.score_rule"],
+        "config": {"method": {"score_rule": "vote", "weights": "distance"}},
+    }
+    assert unstated_differences(run, own) == ""
