@@ -600,7 +600,10 @@ def record_stats(results: Path, experiment: str | None) -> dict[str, Any]:
         if rec.get("status") not in ("ok", "skip"):
             continue
         n += 1
+        # a resumed run's wall time is its last process's; its resumed splits' own
+        # compute time is resumed_seconds
         total += float(rec.get("wall_seconds") or 0.0)
+        total += float(rec.get("resumed_seconds") or 0.0)
         versions[(rec.get("provenance") or {}).get("code_version", "?")] += 1
         for key, out in (("started", started), ("finished", finished)):
             if rec.get(key):

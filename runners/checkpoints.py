@@ -94,6 +94,8 @@ class SplitCheckpoints:
         self.key = key
         self.stamp = dict(stamp or {})
         self.n_loaded = 0
+        #: what the loaded splits cost when computed (search + predict seconds)
+        self.seconds_loaded = 0.0
 
     def _file(self, repetition: int, split: int) -> Path:
         return self.directory / f"r{int(repetition)}-s{int(split)}.pkl"
@@ -121,6 +123,7 @@ class SplitCheckpoints:
             log.warning("ignoring split checkpoint %s (%s); recomputing it", path, exc)
             return None
         self.n_loaded += 1
+        self.seconds_loaded += result.search_seconds + result.predict_seconds
         return result
 
     def save(self, result: Any) -> None:

@@ -332,6 +332,7 @@ def run_job_outcome(cfg: DictConfig) -> tuple[dict[str, Any], dict[str, Any]]:
         # wall_seconds is this process's time only; the splits an earlier, killed
         # run finished came from their checkpoints (their own times are in folds)
         record["resumed_splits"] = checkpoints.n_loaded
+        record["resumed_seconds"] = checkpoints.seconds_loaded
     store.write(path, record)
     if record["status"] in ("ok", "skip"):
         _remember(cfg, path)

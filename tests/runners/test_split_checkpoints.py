@@ -81,6 +81,10 @@ def test_killed_run_resumes_from_its_finished_splits(results, monkeypatch, tmp_p
     resumed = run_job(compose_config(CELL))
     assert resumed["status"] == "ok"
     assert resumed["resumed_splits"] == 2
+    first_two = resumed["folds"][:2]
+    assert resumed["resumed_seconds"] == pytest.approx(
+        sum(f["search_seconds"] + f["predict_seconds"] for f in first_two)
+    )
     assert len(computed) == len(whole["folds"]) - 2  # only the missing splits ran
     _same_numbers(resumed, whole)
     assert "resumed_splits" not in whole
