@@ -9,6 +9,7 @@ from benchmarks.diff_records import main
 def _record(dataset, label, decision, finished="2026-11-26T10:00:00"):
     return {
         "status": "ok", "dataset": dataset, "label": label, "finished": finished,
+        "method": label.split("[")[0], "kernel": label.split("=")[1].rstrip("]"),
         "predictions": {"index": [0, 1], "fold": [0, 1], "y_true": [0, 1],
                         "y_pred": [0, 1], "decision": decision},
         "folds": [{"repetition": 0, "split": 0, "n_test": 1, "n_errors": 0,
@@ -46,4 +47,10 @@ def test_latest_record_of_a_cell_is_compared_and_missing_cells_fail(tmp_path):
     changed["folds"][0]["best_params"] = {"C": 10}
     assert main([str(a), str(_store(tmp_path / "c", [changed]))]) == 1
     extra = _record("wpbc", "svm[kernel=linear]", [0.0, 0.0])
-    assert main([str(a), str(_store(tmp_path / "d", [copy.deepcopy(new), extra]))]) == 1
+    d = _store(tmp_path / "d", [copy.deepcopy(new), extra])
+    assert main([str(a), str(d)]) == 1
+    assert main([str(a), str(d), "--only-common"]) == 0
+    # a command-line method parameter is in the label, not in the cell
+    relabelled = copy.deepcopy(new)
+    relabelled["label"] = "svm[kernel=linear,solver=auto_path]"
+    assert main([str(a), str(_store(tmp_path / "e", [relabelled]))]) == 0
