@@ -36,6 +36,7 @@ Usage::
     python benchmarks/bench_qp.py --scaling --full   # adds n = 8000
     python benchmarks/bench_qp.py --svmfda       # SVM-FDA C grid, ~10 s
     python benchmarks/bench_qp.py --psd          # check_psd_kernel / fit, ~1 minute
+    python benchmarks/bench_qp.py --scorer       # inner-search scorer, Table I cells
 """
 
 from __future__ import annotations
@@ -443,6 +444,85 @@ def svmfda_search(repeats: int) -> bool:
     return same
 
 
+SCORER_CELLS = (("musk1", "svm_fda", "linear"), ("musk1", "svm", "linear"))
+
+
+def _scorer_cell(
+    ds: str, method: str, kernel: str, repeats: int, n_splits: int
+) -> bool:
+    from hydra.utils import instantiate
+
+    import runners.scoring as scoring_mod
+    from runners.protocols import evaluate_split, fold_seed_parts, outer_splits
+    from runners.run import _load_data, build_input, compose_config, key_config
+
+    fast = scoring_mod.search_scoring
+    cfg = compose_config(
+        ["experiment=mlsvm_table1", f"dataset={ds}", f"method={method}",
+         f"kernel={kernel}"]
+    )
+    kc = key_config(cfg)
+    name, X, y = _load_data(cfg)
+    protocol = kc["protocol"]
+    splits = outer_splits(y, protocol, name, int(cfg.seed))[:n_splits]
+    parts = fold_seed_parts(name, int(cfg.seed))
+    est, Xin = build_input(
+        instantiate(cfg.method), X, kc["kernel"], cfg.protocol.check_psd
+    )
+
+    def cell(kind: str) -> list[dict]:
+        scoring_mod.search_scoring = fast if kind == "numpy" else (lambda s: s)
+        try:
+            return [
+                evaluate_split(
+                    est, Xin, y, tr, te, kc["grid"], protocol, (*parts, r, j),
+                    scoring=cfg.search.scoring,
+                )
+                for r, j, tr, te in splits
+            ]
+        finally:
+            scoring_mod.search_scoring = fast
+
+    cell("numpy")  # numba caches, transform cache warm-up
+    cpu: dict[str, list[float]] = {"sklearn": [], "numpy": []}
+    out: dict[str, list[dict]] = {}
+    for _ in range(repeats):
+        for kind in cpu:
+            t0 = time.process_time()
+            out[kind] = cell(kind)
+            cpu[kind].append(time.process_time() - t0)
+    same = all(
+        np.array_equal(a["y_pred"], b["y_pred"])
+        and np.array_equal(a["decision"], b["decision"])
+        and a["best_params"] == b["best_params"]
+        and a["inner_mean_test_error"] == b["inner_mean_test_error"]
+        for a, b in zip(out["sklearn"], out["numpy"])
+    )
+    old, new = statistics.median(cpu["sklearn"]), statistics.median(cpu["numpy"])
+    print(
+        f"{ds} {method}[kernel={kernel}], {len(splits)} outer fold(s): "
+        f"sklearn scorer {old:.2f} s CPU, numpy {new:.2f} s CPU, "
+        f"ratio {new / old:.2f}; records identical: {same}",
+        flush=True,
+    )
+    return same
+
+
+def scorer_cells(repeats: int, n_splits: int = 1) -> bool:
+    """Table I cells through the runner's ``evaluate_split``: scorer name vs numpy.
+
+    "sklearn" is ``GridSearchCV(scoring="accuracy")`` (scikit-learn's scorer, as
+    before issue 14's fourth pass), "numpy" the runner's ``FastAccuracy``; the
+    first ``n_splits`` outer folds of each cell, CPU seconds (process time; the
+    machine is shared), repeats interleaved; records compared field by field.
+    """
+    results = [
+        _scorer_cell(ds, method, kernel, repeats, n_splits)
+        for ds, method, kernel in SCORER_CELLS
+    ]
+    return all(results)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[200, 569, 1000])
@@ -463,7 +543,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--psd", action="store_true", help="check_psd_kernel / fit (issue 14)"
     )
+    parser.add_argument(
+        "--scorer", action="store_true", help="inner-search scorer on Table I cells"
+    )
     args = parser.parse_args(argv)
+    if args.scorer:
+        with threadpool_limits(limits=1):
+            return 0 if scorer_cells(max(1, args.repeats // 2)) else 1
     if args.psd:
         with threadpool_limits(limits=1):
             Xw, yw = wdbc(200)

@@ -335,11 +335,13 @@ def evaluate_split(
                 _inner_cv(y_tr, protocol, seed_parts), scoring,
             )
         elif grid_size(grid) > 1:
+            from runners.scoring import search_scoring  # accuracy without the checks
+
             search = GridSearchCV(
                 clone(estimator),
                 param_grid={k: list(v) for k, v in grid.items()},
                 cv=_inner_cv(y_tr, protocol, seed_parts),
-                scoring=scoring,
+                scoring=search_scoring(scoring),
                 refit=True,
                 n_jobs=1,
                 error_score="raise",
