@@ -27,6 +27,15 @@ block-Jacobi preconditioner diagonalized once per fit (O(m^2 n^2) per iteration)
 falling back to a Cholesky solve of the assembled system when CG stalls. The L step
 (eq. 13) is an m x m Cholesky solve.
 
+Setups shared across a grid search
+----------------------------------
+Those per-fit setups depend on the training part, ``sigma`` (and Method 1's spreads),
+``gamma`` and ``lam`` only, not on ``rho``: a grid search over ``rho`` refits the
+same training fold with the same setup. A module-level cache
+(:func:`set_setup_cache_size`, :func:`clear_setup_cache`) keyed by a hash of the
+training data and those parameters hands the already computed setup (a read-only
+object) to the next fit, so the results are bitwise those of an uncached fit.
+
 Method 1's problem (eqs. 6/9) is unbounded below, as printed
 ------------------------------------------------------------
 Eq. 6 puts no constraint on ``L`` and no bound on ``A = L^T L``: its only term in
@@ -46,8 +55,11 @@ targets) or runs off super-exponentially; ``max_metric_norm`` (a named option of
 
 from __future__ import annotations
 
+import hashlib
 import numbers
 import warnings
+from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -119,6 +131,91 @@ def laplacian_matrix(codes: np.ndarray) -> np.ndarray:
 
 def _gaussian(X: np.ndarray, Z: np.ndarray, sigma: float) -> np.ndarray:
     return pairwise_kernel(X, Z, kernel="gaussian", sigma=sigma)
+
+
+# ------------------------------------------------------------ shared setups --
+# Per-fit factorizations (kernel matrices, Cholesky factor, eigendecompositions)
+# keyed by the training data and the parameters they depend on; least recently
+# used evicted first once the byte budget is exceeded. GridSearchCV visits the
+# same (fold, sigma) once per rho value, after every other (fold, sigma) of the
+# grid (3 folds x 3 sigmas = 9 setups in between), so the budget must hold those.
+_SETUP_CACHE: OrderedDict[str, Any] = OrderedDict()
+_SETUP_CACHE_LIMIT = [3 << 30]  # bytes; mutable through set_setup_cache_size
+
+
+def set_setup_cache_size(nbytes: int) -> int:
+    """Set the byte budget of the shared setups of Methods 1-2; returns the old one.
+
+    ``0`` disables sharing (every fit builds its own setup: the reference path of
+    the tests and of ``benchmarks/bench_kdml.py``). The default, 3 GiB, holds the
+    nine setups of a 3-fold x 3-sigma grid for Method 1 at ~1,700 training points.
+    """
+    if not isinstance(nbytes, numbers.Integral) or nbytes < 0:
+        raise ValueError(f"setup cache size must be an integer >= 0; got {nbytes!r}.")
+    old = _SETUP_CACHE_LIMIT[0]
+    _SETUP_CACHE_LIMIT[0] = int(nbytes)
+    _evict()
+    return old
+
+
+def clear_setup_cache() -> None:
+    """Drop every shared setup of Methods 1-2."""
+    _SETUP_CACHE.clear()
+
+
+def _nbytes(obj: Any) -> int:
+    if isinstance(obj, np.ndarray):
+        return obj.nbytes
+    if isinstance(obj, (list, tuple)):
+        return sum(_nbytes(o) for o in obj)
+    if hasattr(obj, "__dict__"):
+        return sum(_nbytes(o) for o in vars(obj).values())
+    return 0
+
+
+def _freeze(obj: Any) -> None:
+    """Mark a shared setup's arrays read-only: a fit that wrote into one would
+    corrupt every later fit that shares it."""
+    if isinstance(obj, np.ndarray):
+        obj.flags.writeable = False
+    elif isinstance(obj, (list, tuple)):
+        for o in obj:
+            _freeze(o)
+    elif hasattr(obj, "__dict__"):
+        for o in vars(obj).values():
+            _freeze(o)
+
+
+def _evict() -> None:
+    total = sum(nb for _, nb in _SETUP_CACHE.values())
+    while _SETUP_CACHE and total > _SETUP_CACHE_LIMIT[0]:
+        _, (_, nb) = _SETUP_CACHE.popitem(last=False)
+        total -= nb
+
+
+def _shared_setup(
+    kind: str,
+    X: np.ndarray,
+    codes: np.ndarray,
+    params: tuple,
+    build: Callable[[], Any],
+) -> Any:
+    """``build()``, or the setup an earlier fit built from the same inputs."""
+    if _SETUP_CACHE_LIMIT[0] == 0:
+        return build()
+    h = hashlib.sha1(kind.encode())
+    h.update(repr((X.shape, X.dtype.str, codes.dtype.str, params)).encode())
+    h.update(np.ascontiguousarray(X).tobytes())
+    h.update(np.ascontiguousarray(codes).tobytes())
+    key = h.hexdigest()
+    if key in _SETUP_CACHE:
+        _SETUP_CACHE.move_to_end(key)
+        return _SETUP_CACHE[key][0]
+    setup = build()
+    _freeze(setup)
+    _SETUP_CACHE[key] = (setup, _nbytes(setup))
+    _evict()
+    return setup
 
 
 def _check_positive(name: str, value: Any, *, allow_zero: bool = False) -> float:
@@ -445,10 +542,23 @@ class KDMLFixedKernel(_KDMLBase):
         m = self.output_dim_
         gamma, lam, rho = float(self.gamma), float(self.lam), float(self.rho)
         self.spreads_ = spreads(self.sigma, m, self.spread_ratio)
-        Ks = np.stack([_gaussian(X, X, s) for s in self.spreads_])
-        system = (
-            None if self.c_solver == "naive" else _Method1System(Ks, codes, gamma, lam)
-        )
+        if self.c_solver == "naive":
+            system = None
+            Ks = np.stack([_gaussian(X, X, s) for s in self.spreads_])
+        else:  # shared across a grid over rho (module docstring)
+            system = _shared_setup(
+                "method1",
+                X,
+                codes,
+                (tuple(map(float, self.spreads_)), gamma, lam),
+                lambda: _Method1System(
+                    np.stack([_gaussian(X, X, s) for s in self.spreads_]),
+                    codes,
+                    gamma,
+                    lam,
+                ),
+            )
+            Ks = system.Ks
         L = np.eye(m)
         history: list[float] = []
         self.cg_iter_ = 0
@@ -719,8 +829,13 @@ class KDMLParamKernel(_KDMLBase):
         X, codes, Y = self._validate(X, y)
         m = self.output_dim_
         gamma, lam, rho = float(self.gamma), float(self.lam), float(self.rho)
-        K = _gaussian(X, X, self.sigma)
-        system = _Method2System(K, codes, gamma, lam)
+        sigma = float(self.sigma)
+
+        def build():  # K and its factorizations, shared across a grid over rho
+            K = _gaussian(X, X, sigma)
+            return K, _Method2System(K, codes, gamma, lam)
+
+        K, system = _shared_setup("method2", X, codes, (sigma, gamma, lam), build)
         B = np.eye(m)
         history: list[float] = []
         converged = False
