@@ -29,12 +29,16 @@ falling back to a Cholesky solve of the assembled system when CG stalls. The L s
 
 Setups shared across a grid search
 ----------------------------------
-Those per-fit setups depend on the training part, ``sigma`` (and Method 1's spreads),
-``gamma`` and ``lam`` only, not on ``rho``: a grid search over ``rho`` refits the
-same training fold with the same setup. A module-level cache
-(:func:`set_setup_cache_size`, :func:`clear_setup_cache`) keyed by a hash of the
-training data and those parameters hands the already computed setup (a read-only
-object) to the next fit, so the results are bitwise those of an uncached fit.
+Those per-fit setups depend on the training part, ``gamma``, ``lam`` and the kernel
+widths only, not on ``rho``: a grid search over ``rho`` refits the same training
+fold with the same setup. Method 1's setup is moreover per output kernel (``K_t``,
+``W_t`` and its eigendecomposition, plus one ``R``), and its spreads
+``sigma * r^[-1/2, 1/2]`` overlap across a grid of ``sigma`` (with r = 4, m = 3 and
+sigma in {2, 4, 8}: spreads {1, 2, 4}, {2, 4, 8}, {4, 8, 16}, five distinct kernels
+instead of nine). A module-level cache (:func:`set_setup_cache_size`,
+:func:`clear_setup_cache`) keyed by a hash of the training data and those
+parameters hands the already computed pieces (read-only) to the next fit, so the
+results are bitwise those of an uncached fit.
 
 Method 1's problem (eqs. 6/9) is unbounded below, as printed
 ------------------------------------------------------------
@@ -138,7 +142,7 @@ def _gaussian(X: np.ndarray, Z: np.ndarray, sigma: float) -> np.ndarray:
 # keyed by the training data and the parameters they depend on; least recently
 # used evicted first once the byte budget is exceeded. GridSearchCV visits the
 # same (fold, sigma) once per rho value, after every other (fold, sigma) of the
-# grid (3 folds x 3 sigmas = 9 setups in between), so the budget must hold those.
+# grid, so the budget must hold all of one grid's setups.
 _SETUP_CACHE: OrderedDict[str, Any] = OrderedDict()
 _SETUP_CACHE_LIMIT = [3 << 30]  # bytes; mutable through set_setup_cache_size
 
@@ -148,7 +152,8 @@ def set_setup_cache_size(nbytes: int) -> int:
 
     ``0`` disables sharing (every fit builds its own setup: the reference path of
     the tests and of ``benchmarks/bench_kdml.py``). The default, 3 GiB, holds the
-    nine setups of a 3-fold x 3-sigma grid for Method 1 at ~1,700 training points.
+    15 kernel setups (3 folds x 5 spreads, ~66 MB each) of Method 1's kdml grid
+    at ~1,650 inner training points, the largest in the kdml sweeps.
     """
     if not isinstance(nbytes, numbers.Integral) or nbytes < 0:
         raise ValueError(f"setup cache size must be an integer >= 0; got {nbytes!r}.")
@@ -351,6 +356,25 @@ def _sym_sqrt(A: np.ndarray) -> np.ndarray:
     return (U * np.sqrt(np.clip(w, 0.0, None))) @ U.T
 
 
+def method1_p_factor(codes: np.ndarray, gamma: float, lam: float) -> np.ndarray:
+    """Upper Cholesky factor ``R`` of ``P = 2 gamma Lap + lam I = R^T R``."""
+    n = codes.shape[0]
+    P = 2.0 * gamma * laplacian_matrix(codes) + lam * np.eye(n)
+    return sla.cholesky(P, lower=False)
+
+
+def method1_kernel_block(K: np.ndarray, R: np.ndarray) -> tuple:
+    """``W = R K R^T`` and the eigendecomposition of its symmetric part: what one
+    output's kernel contributes to the C-step system and its preconditioner."""
+    W = R @ K @ R.T
+    return W, np.linalg.eigh(0.5 * (W + W.T))
+
+
+def _method1_kernel_setup(X: np.ndarray, spread: float, R: np.ndarray) -> tuple:
+    K = _gaussian(X, X, spread)
+    return (K, *method1_kernel_block(K, R))
+
+
 class _Method1System:
     """Per-fit factorizations of the Method 1 C step (kdml eqs. 11-12).
 
@@ -358,13 +382,14 @@ class _Method1System:
     use ``W_t = Q_t diag(w_t) Q_t^T``.
     """
 
-    def __init__(self, Ks, codes, gamma, lam):
+    def __init__(self, Ks, codes, gamma, lam, *, R=None, blocks=None):
         m, n, _ = Ks.shape
-        P = 2.0 * gamma * laplacian_matrix(codes) + lam * np.eye(n)
-        self.R = sla.cholesky(P, lower=False)  # P = R^T R
+        self.R = method1_p_factor(codes, gamma, lam) if R is None else R
+        if blocks is None:
+            blocks = [method1_kernel_block(K, self.R) for K in Ks]
         self.Ks = Ks
-        self.W = np.stack([self.R @ K @ self.R.T for K in Ks])
-        self.eig = [np.linalg.eigh(0.5 * (W + W.T)) for W in self.W]
+        self.W = np.stack([W for W, _ in blocks])
+        self.eig = [eig for _, eig in blocks]
         self.m, self.n = m, n
         self.lam = lam
 
@@ -545,20 +570,28 @@ class KDMLFixedKernel(_KDMLBase):
         if self.c_solver == "naive":
             system = None
             Ks = np.stack([_gaussian(X, X, s) for s in self.spreads_])
-        else:  # shared across a grid over rho (module docstring)
-            system = _shared_setup(
-                "method1",
+        else:  # per-kernel setups shared across the grid (module docstring)
+            R = _shared_setup(
+                "method1-P",
                 X,
                 codes,
-                (tuple(map(float, self.spreads_)), gamma, lam),
-                lambda: _Method1System(
-                    np.stack([_gaussian(X, X, s) for s in self.spreads_]),
-                    codes,
-                    gamma,
-                    lam,
-                ),
+                (gamma, lam),
+                lambda: method1_p_factor(codes, gamma, lam),
             )
-            Ks = system.Ks
+            parts = [
+                _shared_setup(
+                    "method1-K",
+                    X,
+                    codes,
+                    (float(s), gamma, lam),
+                    lambda s=s: _method1_kernel_setup(X, s, R),
+                )
+                for s in self.spreads_
+            ]
+            Ks = np.stack([p[0] for p in parts])
+            system = _Method1System(
+                Ks, codes, gamma, lam, R=R, blocks=[p[1:] for p in parts]
+            )
         L = np.eye(m)
         history: list[float] = []
         self.cg_iter_ = 0

@@ -88,18 +88,21 @@ def _fit_all(learner, X, y, shared: bool):
 @pytest.mark.parametrize(
     "learner",
     [
-        KDMLFixedKernel(max_iter=20, output_dim=2),
-        KDMLParamKernel(max_iter=20, b_max_iter=20),
+        (KDMLFixedKernel(max_iter=20), 10),
+        (KDMLParamKernel(max_iter=20, b_max_iter=20), 4),
     ],
     ids=["method1", "method2"],
 )
 def test_shared_setups_give_the_same_fits(data, learner):
+    learner, n_setups = learner
     X, y = data
     ref = _fit_all(learner, X, y, shared=False)
     assert not _kdml._SETUP_CACHE
     new = _fit_all(learner, X, y, shared=True)
-    # one setup per (sigma, gamma): the rho loop reuses them
-    assert len(_kdml._SETUP_CACHE) == 4
+    # the rho loop reuses every setup. Method 2: one per (sigma, gamma); Method 1:
+    # one R per gamma and one block per (spread, gamma), the spreads of sigma = 1
+    # and 2 being {0.5, 1, 2} and {1, 2, 4}: 2 + 2 x 4 = 10 (12 without overlap)
+    assert len(_kdml._SETUP_CACHE) == n_setups
     for (f0, c0, it0, p0), (f1, c1, it1, p1) in zip(ref, new, strict=True):
         assert it0 == it1
         assert abs(f0 - f1) <= 1e-10 * max(1.0, abs(f0))
@@ -110,7 +113,7 @@ def test_shared_setups_give_the_same_fits(data, learner):
 @pytest.mark.parametrize(
     "learner",
     [
-        KDMLFixedKernel(max_iter=20, output_dim=2),
+        KDMLFixedKernel(max_iter=20),
         KDMLParamKernel(max_iter=20, b_max_iter=20),
     ],
     ids=["method1", "method2"],
@@ -151,16 +154,39 @@ def test_a_changed_input_is_not_reused(data):
     assert len(_kdml._SETUP_CACHE) == len(cases)
 
 
-@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_method1_shared_blocks_equal_its_own_setup(data):
+    """The system assembled from cached blocks equals the one built in one go."""
+    X, y = data
+    codes = np.unique(y, return_inverse=True)[1]
+    est = KDMLFixedKernel(sigma=2.0, gamma=0.5, lam=0.7, max_iter=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est.fit(X, y)
+    R = _kdml.method1_p_factor(codes, 0.5, 0.7)
+    Ks = np.stack([_kdml._gaussian(X, X, s) for s in est.spreads_])
+    ref = _kdml._Method1System(Ks, codes, 0.5, 0.7)
+    (got_R, _), *blocks = _kdml._SETUP_CACHE.values()
+    np.testing.assert_array_equal(got_R, R)
+    np.testing.assert_array_equal(got_R, ref.R)
+    for t, ((K, W, (w, Q)), _) in enumerate(blocks):
+        np.testing.assert_array_equal(K, ref.Ks[t])
+        np.testing.assert_array_equal(W, ref.W[t])
+        np.testing.assert_array_equal(w, ref.eig[t][0])
+        np.testing.assert_array_equal(Q, ref.eig[t][1])
+
+
 def test_shared_setups_are_read_only_and_bounded(data):
     X, y = data
-    KDMLFixedKernel(max_iter=3).fit(X, y)
+    KDMLParamKernel(max_iter=3).fit(X, y)
     ((setup, nbytes),) = _kdml._SETUP_CACHE.values()
-    assert nbytes >= setup.Ks.nbytes + setup.W.nbytes + setup.R.nbytes
+    K, system = setup
+    assert nbytes >= K.nbytes + system.V.nbytes + system.Qn.nbytes
     with pytest.raises(ValueError, match="read-only"):
-        setup.Ks[0, 0, 0] = 0.0
+        K[0, 0] = 0.0
+    with pytest.raises(ValueError, match="read-only"):
+        system.Qn[0, 0] = 0.0
     set_setup_cache_size(nbytes)  # room for one setup only
-    KDMLFixedKernel(max_iter=3, sigma=2.0).fit(X, y)
+    KDMLParamKernel(max_iter=3, sigma=2.0).fit(X, y)
     assert len(_kdml._SETUP_CACHE) == 1
     with pytest.raises(ValueError, match="integer >= 0"):
         set_setup_cache_size(-1)
