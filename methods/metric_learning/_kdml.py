@@ -635,6 +635,7 @@ class KDMLFixedKernel(_KDMLBase):
         history: list[float] = []
         self.cg_iter_ = 0
         self.n_fallback_ = 0
+        self.n_coupled_ = 0
         converged = False
         self.diverged_ = False
         C_ok = L_ok = None
@@ -647,6 +648,7 @@ class KDMLFixedKernel(_KDMLBase):
                     C, info = system.solve(A, Y, method=self.c_solver)
                     self.cg_iter_ += info["cg_iter"]
                     self.n_fallback_ += "fallback" in info
+                    self.n_coupled_ += "coupled" in info
                 F = np.einsum("tij,tj->ti", Ks, C)
                 L = method1_l_step(F, Y, codes, gamma, lam, rho)
             except LinAlgError:
