@@ -145,16 +145,18 @@ def _gaussian(X: np.ndarray, Z: np.ndarray, sigma: float) -> np.ndarray:
 # same (fold, sigma) once per rho value, after every other (fold, sigma) of the
 # grid, so the budget must hold all of one grid's setups.
 _SETUP_CACHE: OrderedDict[str, Any] = OrderedDict()
-_SETUP_CACHE_LIMIT = [3 << 30]  # bytes; mutable through set_setup_cache_size
+_SETUP_CACHE_LIMIT = [3 << 29]  # bytes; mutable through set_setup_cache_size
 
 
 def set_setup_cache_size(nbytes: int) -> int:
     """Set the byte budget of the shared setups of Methods 1-2; returns the old one.
 
     ``0`` disables sharing (every fit builds its own setup: the reference path of
-    the tests and of ``benchmarks/bench_kdml.py``). The default, 3 GiB, holds the
-    15 kernel setups (3 folds x 5 spreads, ~66 MB each) of Method 1's kdml grid
-    at ~1,650 inner training points, the largest in the kdml sweeps.
+    the tests and of ``benchmarks/bench_kdml.py``). The default, 1.5 GiB, holds the
+    15 kernel setups (3 folds x 5 spreads, ~66 MB each, ~1 GB) of Method 1's kdml
+    grid at ~1,650 inner training points, the largest in the kdml sweeps, and
+    bounds what each sweep worker keeps (entries of finished folds linger until
+    evicted).
     """
     if not isinstance(nbytes, numbers.Integral) or nbytes < 0:
         raise ValueError(f"setup cache size must be an integer >= 0; got {nbytes!r}.")
