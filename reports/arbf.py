@@ -17,7 +17,12 @@ from sklearn.metrics import roc_auc_score
 
 from reports.error_tables import known_divergences, published_dataset_names
 from reports.guard import ReportError, guard_table, output_dir
-from reports.records import load_published, load_records, override_key
+from reports.records import (
+    NEUTRAL_KEYS,
+    load_published,
+    load_records,
+    override_key,
+)
 from reports.render import latex_table, markdown_table, write_csv, write_text
 
 EXPERIMENT = "arbf_table1"
@@ -100,7 +105,8 @@ _SWEEP_KEYS = ("dataset=", "method=", "experiment=", "paths.", "seed=")
 def variant_overrides(record: dict) -> str:
     """The command-line overrides of a check run, "" for a run of the sweep."""
     extra = [
-        o for o in record.get("overrides") or [] if not o.startswith(_SWEEP_KEYS)
+        o for o in record.get("overrides") or []
+        if not o.startswith(_SWEEP_KEYS) and override_key(o) not in NEUTRAL_KEYS
     ]
     return " ".join(sorted(extra))
 

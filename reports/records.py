@@ -102,8 +102,8 @@ CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
 # repetition id (its own column of the table), rerun and error policy, where records
 # and logs go, BLAS threads.
 NEUTRAL_KEYS = frozenset(
-    {"experiment", "seed", "force", "raise_errors", "blas_threads", "paths.results",
-     "paths.outputs"}
+    {"experiment", "seed", "force", "raise_errors", "blas_threads", "split_start",
+     "paths.results", "paths.outputs"}
 )
 
 

@@ -232,6 +232,12 @@ def _problems(cfg: DictConfig | Mapping[str, Any]) -> list[str]:
                         f"{where}.{param}={values!r}: must be a non-empty list of "
                         f"values, e.g. search.grids.{method}.{param}=[1,10]"
                     )
+    start = cfg.get("split_start", 0)
+    if isinstance(start, bool) or not isinstance(start, int) or start < 0:
+        out.append(
+            f"split_start={start!r}: must be an integer >= 0, the outer split this "
+            "worker computes first (e.g. split_start=5: a second worker of 10 splits)"
+        )
     return out
 
 

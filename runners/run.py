@@ -407,6 +407,11 @@ def _run(
     if protocol["kind"] == "nested_training_sets":
         return _run_every_fit(cfg, kc, estimator, X, y, name)
     splits = outer_splits(y, protocol, name, int(cfg.seed))
+    # split_start: where this worker begins (not in the key). Workers on one long cell
+    # started apart share finished splits through the checkpoints; folds are put
+    # back in their canonical order below, so every worker writes the same record.
+    start = int(cfg.get("split_start", 0)) % max(len(splits), 1)
+    splits = splits[start:] + splits[:start]
     seed_parts = fold_seed_parts(name, int(cfg.seed))
     on_split = split_progress(
         f"{dataset_label(cfg.dataset)} {run_label(cfg.method_id, cfg.kernel.name)}",
@@ -428,6 +433,7 @@ def _run(
                 est, Xin, y, [split], kc["grid"], protocol, seed_parts,
                 on_split=on_split, scoring=cfg.search.scoring, checkpoints=checkpoints,
             )
+    folds.sort(key=lambda f: (f.repetition, f.split))
     return _record_of(folds, X, y)
 
 

@@ -189,3 +189,37 @@ def test_checkpoints_of_other_data_are_recomputed(results, monkeypatch):
     rec = run_job(compose_config(CELL))
     assert rec["status"] == "ok" and "resumed_splits" not in rec
     assert len(computed) == len(rec["folds"])
+
+
+def test_a_worker_started_elsewhere_writes_the_same_record(
+    results, monkeypatch, tmp_path
+):
+    order = []
+    real = protocols.evaluate_split
+    monkeypatch.setattr(
+        protocols,
+        "evaluate_split",
+        lambda *a, **k: order.append(tuple(a[4])) or real(*a, **k),  # test part
+    )
+    whole = run_job(compose_config([*CELL, f"paths.results={tmp_path / 'ref'}"]))
+    canonical, order[:] = list(order), []
+    later = run_job(compose_config([*CELL, "split_start=2"]))
+    assert order == canonical[2:] + canonical[:2]  # began at the third, wrapped round
+    _same_numbers(later, whole)
+    assert [(f["repetition"], f["split"]) for f in later["folds"]] == [
+        (f["repetition"], f["split"]) for f in whole["folds"]
+    ]
+
+
+def test_split_start_must_be_a_non_negative_integer(results):
+    from runners.config_schema import ConfigError
+
+    with pytest.raises(ConfigError, match="split_start=-1: must be an integer >= 0"):
+        run_job(compose_config([*CELL, "split_start=-1"]))
+
+
+def test_split_start_does_not_make_a_variant():
+    from reports.records import is_own_run
+
+    rec = {"overrides": ["dataset=sonar", "split_start=3"]}
+    assert is_own_run(rec, frozenset({"dataset"}))
