@@ -61,23 +61,29 @@ def test_reference_loss_value_and_gradient(gamma, margin):
     assert err < 1e-4 * np.linalg.norm(g(M.ravel()))
 
 
+def _walk_against_reference(fun, X, y, tn, rng, step: float) -> np.ndarray:
+    """Four random steps of L; at each, ``fun`` matches ``lmnn_loss`` (value, grad)."""
+    L = np.eye(X.shape[1])
+    for _ in range(4):
+        L = L + step * rng.normal(size=L.shape)
+        value, grad = fun(L.ravel())
+        ref_value, ref_grad = lmnn_loss(L.T @ L, X, y, tn, 0.5, 1.0)
+        assert value == pytest.approx(ref_value, rel=1e-12)
+        # d f(L^T L) / dL = 2 L G
+        np.testing.assert_allclose(
+            grad.reshape(L.shape), 2 * L @ ref_grad, rtol=1e-10, atol=1e-10
+        )
+    return L
+
+
 @pytest.mark.parametrize("active_set", [False, True])
 def test_fast_objective_matches_reference(active_set):
     X, y = _problem(seed=1)
     tn = target_neighbors(X, y, 3)
     rng = np.random.default_rng(1)
     fun = _Objective(X, tn, y, 0.5, 1.0, active_set)
-    L = np.eye(4)
-    for _ in range(4):
-        # small moves keep the active-set path in use after the first (dense) call
-        L = L + 0.02 * rng.normal(size=(4, 4))
-        value, grad = fun(L.ravel())
-        ref_value, ref_grad = lmnn_loss(L.T @ L, X, y, tn, 0.5, 1.0)
-        assert value == pytest.approx(ref_value, rel=1e-12)
-        # d f(L^T L) / dL = 2 L G
-        np.testing.assert_allclose(
-            grad.reshape(4, 4), 2 * L @ ref_grad, rtol=1e-10, atol=1e-10
-        )
+    # small moves keep the active-set path in use after the first (dense) call
+    L = _walk_against_reference(fun, X, y, tn, rng, step=0.02)
     if active_set:
         assert fun.n_dense < fun.n_evals, "the active set was never used"
         err = check_grad(
@@ -96,15 +102,7 @@ def test_gemm_objective_matches_reference(monkeypatch):
     rng = np.random.default_rng(3)
     fun = _Objective(X, tn, y, 0.5, 1.0, True)
     fun.gemm_left = 10**6  # every evaluation takes the GEMM path
-    L = np.eye(4)
-    for _ in range(4):
-        L = L + 0.3 * rng.normal(size=(4, 4))
-        value, grad = fun(L.ravel())
-        ref_value, ref_grad = lmnn_loss(L.T @ L, X, y, tn, 0.5, 1.0)
-        assert value == pytest.approx(ref_value, rel=1e-12)
-        np.testing.assert_allclose(
-            grad.reshape(4, 4), 2 * L @ ref_grad, rtol=1e-10, atol=1e-10
-        )
+    _walk_against_reference(fun, X, y, tn, rng, step=0.3)
     assert fun.n_gemm == fun.n_evals == 4
 
 
