@@ -35,3 +35,34 @@ def test_method1_stops_counts_fits_warnings_and_chosen_rho():
     assert "11 of 39 fits" in text
     assert "rho = 0.1 in 1, rho = 1 in 2 outer splits" in text
     assert method1_stops(recs[2:]) == ""
+
+
+def test_full_or_reduced_takes_the_20_runs_only_when_they_cover_the_reduced_cells(
+    monkeypatch,
+):
+    import reports.kdml as kdml
+
+    def ok(d, m, status="ok"):
+        return {"dataset": d, "method": m, "status": status}
+
+    store = {
+        "kdml_fig1_reduced": [ok("pima", "knn"), ok("pima", "itml_knn")],
+        "kdml_fig1": [ok("pima", "knn"), ok("pima", "itml_knn", status="error")],
+        "kdml_fig2_reduced": [ok("pima", "knn")],
+    }
+
+    def load(results, experiment, variants=False):
+        if experiment not in store:
+            raise FileNotFoundError(experiment)
+        return store[experiment]
+
+    monkeypatch.setattr(kdml, "load_records", load)
+    # one of the two reduced cells has no finished 20-run record: the reduced one
+    assert kdml.full_or_reduced("r", "kdml_fig1") == "kdml_fig1_reduced"
+    store["kdml_fig1"][1]["status"] = "ok"
+    assert kdml.full_or_reduced("r", "kdml_fig1") == "kdml_fig1"
+    # no 20-run records at all
+    assert kdml.full_or_reduced("r", "kdml_fig2") == "kdml_fig2_reduced"
+    # nothing anywhere: the reduced name, whose absence the report then states
+    store.clear()
+    assert kdml.full_or_reduced("r", "kdml_fig1") == "kdml_fig1_reduced"
