@@ -29,7 +29,7 @@ from typing import Any
 
 CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
 INDEX_DIR = ".index"
-_ENV_RE = re.compile(r"oc\.env:([A-Za-z_][A-Za-z0-9_]*)")
+_ENV_RE = re.compile(r"oc\.env:([A-Za-z_][A-Za-z0-9_]*)(?:,([^}]*))?")
 # Variables of the sweep's own bookkeeping (progress file, job count) and of the
 # launchers (worker count, Ray address): never part of a job's record path.
 _SWEEP_ENV = frozenset(
@@ -43,15 +43,21 @@ def _setting_digest() -> str:
     from runners.provenance import code_version
 
     h = hashlib.sha256()
-    names: set[str] = set()
+    uses: set[tuple[str, str]] = set()  # (variable, default text) as the files read it
     for path in sorted(CONF_DIR.rglob("*")):
         if path.is_file():
             data = path.read_bytes()
             h.update(str(path.relative_to(CONF_DIR)).encode() + b"\0" + data + b"\0")
-            names.update(_ENV_RE.findall(data.decode("utf-8", "replace")))
-    for name in sorted(names - _SWEEP_ENV):
+            uses.update(_ENV_RE.findall(data.decode("utf-8", "replace")))
+    for name, default in sorted(u for u in uses if u[0] not in _SWEEP_ENV):
+        # A variable set to its own default resolves as if unset (`make` exports
+        # KML_RESULTS=results), so both must index alike; a null default cannot be
+        # spelled by a variable's string value, so there "set" stays distinct.
         value = os.environ.get(name)
-        h.update(f"{name}={'<unset>' if value is None else value}\0".encode())
+        default = default.strip()
+        if value is None or (value == default and default not in ("", "null")):
+            value = f"<default {default}>"
+        h.update(f"{name}={value}\0".encode())
     h.update(f"cwd={os.getcwd()}\0code={code_version()}\0".encode())
     for pkg in ("hydra-core", "omegaconf"):
         try:

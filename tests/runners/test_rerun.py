@@ -84,6 +84,19 @@ def test_job_digest_follows_overrides_env_and_config_files(monkeypatch, tmp_path
     monkeypatch.delenv("DATA_MIRROR", raising=False)
     rerun._setting_digest.cache_clear()
     base = rerun.job_digest(job)
+    # a path variable set to the default it has in the config files composes the same
+    # job (`make` exports KML_RESULTS=results), so it indexes the same
+    monkeypatch.delenv("KML_RESULTS", raising=False)
+    rerun._setting_digest.cache_clear()
+    base = rerun.job_digest(job)
+    monkeypatch.setenv("KML_RESULTS", "results")
+    rerun._setting_digest.cache_clear()
+    assert rerun.job_digest(job) == base
+    monkeypatch.setenv("KML_RESULTS", str(tmp_path / "store"))
+    rerun._setting_digest.cache_clear()
+    assert rerun.job_digest(job) != base
+    monkeypatch.delenv("KML_RESULTS", raising=False)
+    rerun._setting_digest.cache_clear()
     # the launcher's worker count is not part of a record's path
     monkeypatch.setenv("KML_JOBS", "7")
     rerun._setting_digest.cache_clear()
