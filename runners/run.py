@@ -30,6 +30,7 @@ from runners.checkpoints import (
     environment_stamp,
 )
 from runners.config_schema import PREPROCESS_SCOPES, register_configs, validate_config
+from runners.launch_local import register as _register_worker_count  # noqa: F401
 from runners.numba_cache import announce_compilation
 from runners.protocols import evaluate, fold_seed_parts, outer_splits
 from runners.provenance import code_version, now_iso, provenance
