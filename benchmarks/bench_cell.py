@@ -36,6 +36,7 @@ Usage::
     python benchmarks/bench_cell.py                       # sonar linear, musk1 gauss1
     python benchmarks/bench_cell.py --repeats 5 --cells sonar:linear wdbc:gauss1
     python benchmarks/bench_cell.py --split-only          # the time split only
+    python benchmarks/bench_cell.py --jobs 1 2 2old       # worker count variants
 """
 
 from __future__ import annotations
@@ -197,8 +198,16 @@ def bench_cells(cells: list[tuple[str, str]], repeats: int, jobs: list[str]) -> 
             results = f"{tmp}/{dataset}-{kernel}"
             out = f"{tmp}/{dataset}-{kernel}-sklearn.json"
             plain = [sys.executable, __file__, "--sklearn-child", dataset, kernel, out]
-            variants = [(f"KML_JOBS={j}", harness_argv(dataset, kernel, results), j)
-                        for j in jobs] + [("sklearn", plain, "1")]
+            variants = [
+                (f"KML_JOBS={j}", harness_argv(dataset, kernel, results), j)
+                if j.isdigit() else
+                # "2old": n_jobs forced on the command line, as before the
+                # launcher capped it at the sweep size (a worker is started)
+                (f"KML_JOBS={j[:-3]}, n_jobs forced",
+                 [*harness_argv(dataset, kernel, results),
+                  f"hydra.launcher.n_jobs={j[:-3]}"], j[:-3])
+                for j in jobs
+            ] + [("sklearn", plain, "1")]
             walls = {name: [] for name, *_ in variants}
             cpus = {name: [] for name, *_ in variants}
             # one untimed run each first: numba's on-disk caches and the page cache
@@ -337,7 +346,9 @@ def main() -> None:
                         help="dataset:kernel pairs of mlsvm Table I (method svm)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--jobs", nargs="+", default=["1"],
-                        help="KML_JOBS of the harness runs (one timed variant each)")
+                        help="KML_JOBS of the harness runs (one timed variant each); "
+                        "N + 'old' (e.g. 2old) forces hydra.launcher.n_jobs=N, the "
+                        "worker start of a one-job sweep before issue 14's fix")
     parser.add_argument("--split-only", action="store_true")
     parser.add_argument("--no-split", action="store_true")
     parser.add_argument("--sklearn-child", nargs=3, help=argparse.SUPPRESS)
