@@ -2,8 +2,8 @@
 
 Target: "One harness cell <= 1.2x the plain scikit-learn nested CV of the same cell."
 A user runs one cell as one command, so both sides are timed as fresh subprocesses,
-interleaved, ``--repeats`` times each, one BLAS thread (``OMP_NUM_THREADS=1`` & co.,
-``KML_JOBS=1``):
+interleaved, ``--repeats`` times each, one BLAS thread (``OMP_NUM_THREADS=1`` & co.;
+the harness with each ``KML_JOBS`` of ``--jobs``, default 1):
 
 (a) the harness::
 
@@ -16,8 +16,10 @@ interleaved, ``--repeats`` times each, one BLAS thread (``OMP_NUM_THREADS=1`` & 
     that numba and the estimators are not imported), the same
     outer ``StratifiedKFold`` splits and inner ``StratifiedKFold`` splits (their seeds
     from ``runners.seeds.seed_from`` as in ``runners.protocols``), then
-    ``GridSearchCV(SVC(kernel="precomputed"), {"C": [0.1, 1, 10, 100, 1000]})``
-    refitted on each outer training part and predicting its test part.
+    ``GridSearchCV(SVC(kernel="precomputed"), {"C": <the experiment's grid>})``
+    refitted on each outer training part and predicting its test part. The grid
+    and the protocol are read from ``conf/``; a protocol this script does not
+    mirror (not a stratified, standardized 10 x 10 nested CV) stops it.
 
 Wall time (``perf_counter`` around the subprocess) and CPU time (user + sys of the
 child, ``resource.getrusage(RUSAGE_CHILDREN)`` deltas); the ratio harness / sklearn
@@ -25,8 +27,8 @@ of medians, plus the test errors of both and how many test predictions and selec
 C differ (our SVM solves the dual to tol 1e-4 with its own SMO/IPM, LIBSVM to 1e-3:
 a tie in the inner CV error can then select another C).
 
-The harness's time split (``--split``, one in-process run of the same command with
-timers wrapped around its stages, after a warm-up run so numba caches are loaded):
+The harness's time split (unless ``--no-split``): in-process runs of the same
+command with timers wrapped around its stages, after a warm-up run (numba caches):
 interpreter start, imports of ``runners.run``, the cached-rerun probe of ``main``,
 Hydra's compose and the config check of the sweep, the launcher, data loading, the
 kernel (with ``check_psd``), the nested CV itself, and writing the record.
@@ -54,7 +56,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-C_GRID = [0.1, 1, 10, 100, 1000]
 ONE_THREAD = {
     "OMP_NUM_THREADS": "1",
     "OPENBLAS_NUM_THREADS": "1",
@@ -64,6 +65,44 @@ ONE_THREAD = {
 
 
 # ---------------------------------------------------------------- the sklearn child
+def table1_grid() -> list[float]:
+    """The C grid of mlsvm Table I's SVM, after checking the protocol mirrored here."""
+    import yaml
+
+    conf = ROOT / "conf"
+    exp = yaml.safe_load((conf / "experiment" / "mlsvm_table1.yaml").read_text())
+    proto = yaml.safe_load((conf / "protocol" / "nested_cv_10x10.yaml").read_text())
+    mirrored = {"kind": "nested_cv", "outer_folds": 10, "inner_folds": 10,
+                "repetitions": 1, "stratified": True, "preprocess": "standardize",
+                "preprocess_scope": "dataset"}
+    if {k: proto.get(k) for k in mirrored} != mirrored or (
+        exp["kernel"]["normalize"] != "cosine"
+    ):
+        raise SystemExit("bench_cell: the protocol of mlsvm_table1 changed; update "
+                         "sklearn_cell to mirror it")
+    grids = exp["search"]["grids"]
+    return list(grids.get("svm", grids["default"])["C"])
+
+
+def plain_splits(y, dataset: str):
+    """``(train, test, inner_cv)`` per outer split, drawn as ``runners.protocols``
+    draws them for seed 0: outer stratified 10-fold seeded by ``("outer", dataset,
+    0, 0)``, inner stratified 10-fold by ``("inner", dataset, 0, 0, j)``."""
+    import numpy as np
+    from sklearn.model_selection import StratifiedKFold
+
+    from runners.seeds import seed_from
+
+    outer = StratifiedKFold(
+        10, shuffle=True, random_state=seed_from("outer", dataset, 0, 0)
+    )
+    for j, (tr, te) in enumerate(outer.split(np.zeros(len(y)), y)):
+        inner = StratifiedKFold(
+            10, shuffle=True, random_state=seed_from("inner", dataset, 0, 0, j)
+        )
+        yield tr, te, inner
+
+
 def sklearn_cell(dataset: str, kernel: str, out: str) -> None:
     """The plain scikit-learn nested CV of one mlsvm Table I SVM cell.
 
@@ -74,11 +113,10 @@ def sklearn_cell(dataset: str, kernel: str, out: str) -> None:
     """
     import numpy as np
     import yaml
-    from sklearn.model_selection import GridSearchCV, StratifiedKFold
+    from sklearn.model_selection import GridSearchCV
     from sklearn.svm import SVC
 
     import datasets
-    from runners.seeds import seed_from
 
     # methods/_kernels.py (numpy only) loaded as a file: the same Gram matrix, bit
     # for bit, without the package's estimators and numba, which a plain
@@ -92,6 +130,7 @@ def sklearn_cell(dataset: str, kernel: str, out: str) -> None:
     pairwise_kernel = kernels.pairwise_kernel
 
     kcfg = yaml.safe_load((ROOT / "conf" / "kernel" / f"{kernel}.yaml").read_text())
+    c_grid = table1_grid()
     ds = datasets.load(dataset)
     X = datasets.preprocess(np.asarray(ds.X, dtype=np.float64), "standardize")
     y = np.asarray(ds.y)
@@ -99,16 +138,10 @@ def sklearn_cell(dataset: str, kernel: str, out: str) -> None:
         X, kernel=kcfg["kernel"], degree=kcfg["degree"], sigma=kcfg["sigma"],
         normalize="cosine",
     )
-    outer = StratifiedKFold(
-        10, shuffle=True, random_state=seed_from("outer", dataset, 0, 0)
-    )
     index, y_pred, best_c = [], [], []
-    for j, (tr, te) in enumerate(outer.split(np.zeros(len(y)), y)):
-        inner = StratifiedKFold(
-            10, shuffle=True, random_state=seed_from("inner", dataset, 0, 0, j)
-        )
+    for tr, te, inner in plain_splits(y, dataset):
         search = GridSearchCV(
-            SVC(kernel="precomputed"), {"C": C_GRID}, cv=inner, scoring="accuracy"
+            SVC(kernel="precomputed"), {"C": c_grid}, cv=inner, scoring="accuracy"
         )
         search.fit(K[np.ix_(tr, tr)], y[tr])
         index.append(te)
