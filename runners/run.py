@@ -30,6 +30,8 @@ from runners.checkpoints import (
     environment_stamp,
 )
 from runners.config_schema import PREPROCESS_SCOPES, register_configs, validate_config
+from runners.launch_compose import install as memoize_composition
+from runners.launch_local import register as _register_worker_count  # noqa: F401
 from runners.numba_cache import announce_compilation
 from runners.protocols import evaluate, fold_seed_parts, outer_splits
 from runners.provenance import code_version, now_iso, provenance
@@ -37,6 +39,7 @@ from runners.store import ResultStore, config_key
 
 log = logging.getLogger("kml")
 register_configs()
+memoize_composition()  # one Hydra composition per distinct config (issue 14)
 
 CONF_DIR = str(Path(__file__).resolve().parent.parent / "conf")
 

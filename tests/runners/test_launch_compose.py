@@ -1,0 +1,86 @@
+"""One Hydra composition per distinct config in a ``kml-run`` process (issue 14)."""
+
+from __future__ import annotations
+
+import pytest
+from hydra import initialize_config_dir
+from hydra._internal.config_loader_impl import ConfigLoaderImpl
+from hydra.core.global_hydra import GlobalHydra
+from hydra.errors import ConfigCompositionException
+from hydra.types import RunMode
+from omegaconf import OmegaConf, read_write
+
+import runners.launch_compose as lc
+from runners.run import CONF_DIR
+
+JOB = ["experiment=mlsvm_table1", "dataset=sonar", "method=svm", "kernel=linear"]
+
+
+@pytest.fixture
+def loader(monkeypatch):
+    """A fresh loader with the memo and a count of real compositions."""
+    calls = []
+    impl = ConfigLoaderImpl._load_configuration_impl
+
+    def counting(self, *args, **kwargs):
+        calls.append(kwargs.get("overrides"))
+        return impl(self, *args, **kwargs)
+
+    monkeypatch.setattr(ConfigLoaderImpl, "_load_configuration_impl", counting)
+    lc.install()
+    with initialize_config_dir(config_dir=CONF_DIR, version_base="1.3"):
+        yield GlobalHydra.instance().config_loader(), calls
+
+
+def _plain(cfg):
+    return OmegaConf.to_container(cfg, resolve=False)
+
+
+def test_same_config_composed_once_and_equal_to_a_fresh_one(loader):
+    load, calls = loader
+    a = load.load_configuration("config", JOB, RunMode.RUN)
+    b = load.load_configuration("config", JOB, RunMode.RUN)
+    assert len(calls) == 1
+    assert a is not b
+    assert _plain(a) == _plain(b)
+    # a fresh composition, without the memo, gives the same config
+    fresh = lc._original(load, "config", JOB, RunMode.RUN)
+    assert _plain(fresh) == _plain(b)
+    # copies: changing one leaves the memo's and the others alone
+    with read_write(a):
+        a.seed = 99
+    c = load.load_configuration("config", JOB, RunMode.RUN)
+    assert c.seed == b.seed == 0
+
+
+def test_other_overrides_or_mode_compose_again(loader):
+    load, calls = loader
+    load.load_configuration("config", JOB, RunMode.RUN)
+    load.load_configuration("config", [*JOB, "seed=1"], RunMode.RUN)
+    load.load_configuration("config", JOB, RunMode.MULTIRUN)
+    assert len(calls) == 3
+
+
+def test_validation_skipped_first_is_run_when_asked(loader):
+    """``get_mode`` composes without the sweep-override check; a later request
+    with the check raises as a fresh composition would."""
+    load, calls = loader
+    sweep = [*JOB[:1], "dataset=sonar,wpbc"]
+    load.load_configuration(
+        "config", sweep, RunMode.RUN, validate_sweep_overrides=False
+    )
+    with pytest.raises(ConfigCompositionException, match="[Ss]weep"):
+        lc._original(load, "config", sweep, RunMode.RUN)
+    with pytest.raises(ConfigCompositionException, match="[Ss]weep"):
+        load.load_configuration("config", sweep, RunMode.RUN)
+    assert len(calls) == 2  # the memo ran the check, not a composition
+
+
+def test_memo_is_bounded(loader, monkeypatch):
+    load, calls = loader
+    monkeypatch.setattr(lc, "MAX_ENTRIES", 2)
+    for seed in range(3):
+        load.load_configuration("config", [*JOB, f"seed={seed}"], RunMode.RUN)
+    load.load_configuration("config", [*JOB, "seed=0"], RunMode.RUN)  # evicted
+    load.load_configuration("config", [*JOB, "seed=2"], RunMode.RUN)  # kept
+    assert len(calls) == 4
