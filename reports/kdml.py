@@ -206,9 +206,10 @@ NOTES = """## Protocol notes (readings and deviations, each a named config optio
   one; the sources above name the experiment and the runs per cell.
 - Wave at 50% is not run by default (`make reproduce-kdml` passes
   `KDML_FIG2_SETS`, the other seven sets; `KDML_FIG2_SETS=` runs all eight): with
-  2,480 training points its cells are estimated at several times the rest of the
-  sweep (benchmarks/README.md; the seven other sets' 20 runs measured 30 min of two
-  workers). The 50% claims are checked on the seven other sets.
+  2,480 training points one run of its six cells takes 386 s of worker time
+  (Method 1 215 s), so its 20 runs are ~7,700 s, twice the seven other sets together
+  (3,599 s, 30 min of two workers), and would take `make reproduce-kdml` past its
+  60-minute budget. The 50% claims are checked on the seven other sets.
 - Prototype targets (`prototypes=onehot`): e_k for m = c, unit-circle points for
   m = 2 < c (Figs. 3-4). Method 1's spreads: log-spaced over sigma * 4^[-1/2, 1/2].
 - Method 1's problem (eqs. 6/9) as printed is unbounded below on every training set
