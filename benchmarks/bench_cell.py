@@ -189,12 +189,11 @@ def timed(argv: list[str], jobs: str = "1") -> tuple[float, float]:
 
 
 def harness_record(results: str) -> dict:
-    from runners.store import read_record
+    from runners.store import ResultStore
 
     found = [
-        r for p in Path(results).rglob("*.json")
-        if ".index" not in p.parts and "outputs" not in p.parts
-        and (r := read_record(p)) is not None and r.get("status") == "ok"
+        r for r in ResultStore(results).records("mlsvm_table1")
+        if r.get("status") == "ok"
     ]
     if len(found) != 1:
         raise RuntimeError(

@@ -28,10 +28,11 @@ or (without ``--only-common``) is missing from one store.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
+
+from runners.store import ResultStore
 
 PREDICTION_KEYS = ("index", "fold", "y_true", "y_pred", "decision")
 FOLD_KEYS = ("repetition", "split", "n_test", "n_errors", "best_params",
@@ -42,12 +43,8 @@ def latest_records(
     store: Path, experiment: str
 ) -> dict[tuple[str, str, str], dict]:
     """(dataset, method, kernel) -> the latest finished record of the experiment."""
-    out: dict[tuple[str, str], dict] = {}
-    for path in sorted((store / experiment).glob("*/*.json")):
-        try:
-            rec = json.loads(path.read_text())
-        except (OSError, json.JSONDecodeError):
-            continue
+    out: dict[tuple[str, str, str], dict] = {}
+    for rec in ResultStore(store).records(experiment):  # damaged ones: warned, skipped
         if rec.get("status") != "ok":
             continue
         key = (rec["dataset"], rec["method"], rec["kernel"])
