@@ -591,19 +591,19 @@ def report(
     return out_dir
 
 
-def _cells(results: str | Path, experiment: str, variants: bool) -> int:
-    """Finished (dataset, method) cells of ``experiment`` in the store (0 if none)."""
+def _cells(results: str | Path, experiment: str, variants: bool) -> set[tuple]:
+    """Finished (dataset, method) cells of ``experiment`` in the store."""
     try:
         recs = load_records(results, experiment, variants=variants)
     except (FileNotFoundError, ValueError):
-        return 0
-    return len({(r["dataset"], r["method"]) for r in recs if r["status"] == "ok"})
+        return set()
+    return {(r["dataset"], r["method"]) for r in recs if r["status"] == "ok"}
 
 
 def full_or_reduced(
     results: str | Path, experiment: str, variants: bool = False
 ) -> str:
-    """``experiment`` (20 runs) if it has at least the cells of its reduced variant.
+    """``experiment`` (20 runs) if it has every cell of its reduced variant.
 
     Otherwise ``<experiment>_reduced``, so a figure whose 20-run sweep has not been
     run (or is half done) is still drawn, from fewer runs; the figure's table states
@@ -611,7 +611,7 @@ def full_or_reduced(
     """
     reduced = f"{experiment}_reduced"
     full_cells = _cells(results, experiment, variants)
-    if full_cells and full_cells >= _cells(results, reduced, variants):
+    if full_cells and full_cells >= _cells(results, reduced, variants):  # superset
         return experiment
     return reduced
 

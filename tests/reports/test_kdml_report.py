@@ -61,6 +61,9 @@ def test_full_or_reduced_takes_the_20_runs_only_when_they_cover_the_reduced_cell
     assert kdml.full_or_reduced("r", "kdml_fig1") == "kdml_fig1_reduced"
     store["kdml_fig1"][1]["status"] = "ok"
     assert kdml.full_or_reduced("r", "kdml_fig1") == "kdml_fig1"
+    # as many cells as the reduced variant, but not the same ones
+    store["kdml_fig1"] = [ok("pima", "knn"), ok("vehicle", "knn")]
+    assert kdml.full_or_reduced("r", "kdml_fig1") == "kdml_fig1_reduced"
     # no 20-run records at all
     assert kdml.full_or_reduced("r", "kdml_fig2") == "kdml_fig2_reduced"
     # nothing anywhere: the reduced name, whose absence the report then states
