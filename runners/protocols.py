@@ -30,6 +30,7 @@ from sklearn.utils import get_tags
 from sklearn.utils.metaestimators import _safe_split
 
 from runners.checkpoints import SplitCheckpoints
+from runners.scoring import search_scoring
 from runners.seeds import seed_from
 
 PROTOCOL_KINDS = (
@@ -335,8 +336,6 @@ def evaluate_split(
                 _inner_cv(y_tr, protocol, seed_parts), scoring,
             )
         elif grid_size(grid) > 1:
-            from runners.scoring import search_scoring  # accuracy without the checks
-
             search = GridSearchCV(
                 clone(estimator),
                 param_grid={k: list(v) for k, v in grid.items()},

@@ -31,7 +31,7 @@ from runners.checkpoints import (
 )
 from runners.config_schema import PREPROCESS_SCOPES, register_configs, validate_config
 from runners.launch_compose import install as memoize_composition
-from runners.launch_local import register as _register_worker_count  # noqa: F401
+from runners.launch_local import register as register_worker_count
 from runners.numba_cache import announce_compilation
 from runners.protocols import evaluate, fold_seed_parts, outer_splits
 from runners.provenance import code_version, now_iso, provenance
@@ -39,6 +39,7 @@ from runners.store import ResultStore, config_key
 
 log = logging.getLogger("kml")
 register_configs()
+register_worker_count()  # ${kml_workers:...} of conf/hydra/launcher/local.yaml
 memoize_composition()  # one Hydra composition per distinct config (issue 14)
 
 CONF_DIR = str(Path(__file__).resolve().parent.parent / "conf")

@@ -24,9 +24,10 @@ _FAST_KINDS = frozenset("biuU")
 class FastAccuracy:
     """Accuracy of ``estimator.predict(X)`` against ``y``, as scikit-learn's scorer.
 
-    Falls back to ``sklearn.metrics.get_scorer("accuracy")`` whenever the labels are
-    not two 1-d arrays of one length and one comparable kind, so every case the
-    fast path does not cover gets scikit-learn's own result or error.
+    Falls back to ``sklearn.metrics.accuracy_score`` (what the "accuracy" scorer
+    calls) whenever the labels are not two 1-d arrays of one length and one
+    comparable kind, so every case the fast path does not cover gets scikit-learn's
+    own result or error.
     """
 
     def __call__(self, estimator: Any, X: Any, y: Any) -> float:
