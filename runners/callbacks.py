@@ -171,18 +171,22 @@ def check_sweep(config: DictConfig, compose=None) -> int:
         def compose(job: list[str]) -> DictConfig:
             return loader.load_sweep_config(config, job)
 
-    seen: dict[tuple[str, ...], None] = {}
+    # One job per signature, composed with its own overrides (not the signature's
+    # subset): the check then also covers that job's dataset and method, and the
+    # composition memo (runners.launch_compose) hands the same config to the
+    # sweeper's batch check and the launcher, so a one-job run composes it once.
+    seen: dict[tuple[str, ...], list[str]] = {}
     for job in sweep_jobs(config):
-        seen.setdefault(_check_signature(job, Path(CONF_DIR)), None)
+        seen.setdefault(_check_signature(job, Path(CONF_DIR)), job)
     errors: dict[str, list[str]] = {}
-    for signature in seen:
+    for job in seen.values():
         try:
-            validate_config(compose(list(signature)))
+            validate_config(compose(list(job)))
         except ConfigError as exc:
-            errors.setdefault(str(exc), list(signature))
+            errors.setdefault(str(exc), list(job))
         except ConfigCompositionException as exc:
             cause = f"\n{exc.__cause__}" if exc.__cause__ is not None else ""
-            errors.setdefault(f"{exc}{cause}", list(signature))
+            errors.setdefault(f"{exc}{cause}", list(job))
     if errors:
         text = "\n".join(
             f"{message}\n  (job overrides: {' '.join(job)})"

@@ -84,3 +84,19 @@ def test_memo_is_bounded(loader, monkeypatch):
     load.load_configuration("config", [*JOB, "seed=0"], RunMode.RUN)  # evicted
     load.load_configuration("config", [*JOB, "seed=2"], RunMode.RUN)  # kept
     assert len(calls) == 4
+
+
+def test_config_check_composes_the_launched_job(loader):
+    """The sweep's config check composes each checked job with that job's own
+    overrides, so the launcher's composition of a one-job sweep is a memo hit
+    (it used to compose the job without its dataset and method: one more)."""
+    from runners.callbacks import check_sweep, sweep_jobs
+
+    load, calls = loader
+    cfg = load.load_configuration("config", JOB, RunMode.MULTIRUN)
+    (job,) = sweep_jobs(cfg)
+    assert check_sweep(cfg) == 1
+    n = len(calls)
+    launched = load.load_sweep_config(cfg, list(job))
+    assert len(calls) == n
+    assert launched.dataset.name == "sonar"
