@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Mapping
+from typing import Any
 
 log = logging.getLogger("kml")
 
@@ -51,10 +53,55 @@ def cold_solvers() -> list[str]:
     return cold
 
 
-def announce_compilation() -> bool:
-    """Log once per process that the QP solvers compile now; whether it logged."""
+#: Families whose estimators never call the ``methods._qp`` solvers (they have their
+#: own solvers): a run of theirs compiles nothing there, so it announces nothing.
+QP_FREE_PACKAGES = ("methods.metric_learning", "methods.komd", "methods.fda")
+
+
+def _targets(node: Any) -> list[str]:
+    if isinstance(node, Mapping):
+        own = [str(node["_target_"])] if "_target_" in node else []
+        return own + [t for v in node.values() for t in _targets(v)]
+    if isinstance(node, (list, tuple)):
+        return [t for v in node for t in _targets(v)]
+    return []
+
+
+def uses_qp_solvers(method_cfg: Mapping) -> bool:
+    """Whether a method config may call the compiled QP solvers.
+
+    False only when every ``_target_`` in it (nested ones too) resolves to a class of
+    :data:`QP_FREE_PACKAGES`; an unknown or unresolvable target counts as a user.
+    """
+    from hydra.utils import get_class
+    from omegaconf import DictConfig, OmegaConf
+
+    if isinstance(method_cfg, DictConfig):  # targets only: leave interpolations be
+        method_cfg = OmegaConf.to_container(method_cfg, resolve=False)
+    targets = _targets(method_cfg)
+    if not targets:
+        return True
+    for target in targets:
+        try:
+            module = get_class(target).__module__
+        except Exception:  # noqa: BLE001 (the run itself reports a bad target)
+            return True
+        if not module.startswith(QP_FREE_PACKAGES):
+            return True
+    return False
+
+
+def announce_compilation(method_cfg: Mapping | None = None) -> bool:
+    """Log once per process that the QP solvers compile now; whether it logged.
+
+    With ``method_cfg``, only for a method that may call them
+    (:func:`uses_qp_solvers`): the metric-learning, KOMD and FDA runs of kdml,
+    lmnnmkl and arbf never compile them.
+    """
     global _announced
     if _announced:
+        return False
+    if method_cfg is not None and not uses_qp_solvers(method_cfg):
         return False
     _announced = True
     cold = cold_solvers()

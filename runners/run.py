@@ -319,7 +319,7 @@ def run_job_outcome(cfg: DictConfig) -> tuple[dict[str, Any], dict[str, Any]]:
     if cfg.force:  # recompute means every split, not those a killed run left
         checkpoints.clear()
     try:
-        announce_compilation()
+        announce_compilation(cfg.method)
         with threadpool_limits(limits=int(cfg.blas_threads)):
             record.update(_run(cfg, kc, checkpoints))
     except SkipRun as exc:

@@ -38,3 +38,37 @@ def test_cold_cache_is_announced_once_and_warm_cache_is_silent(tmp_path):
     assert n_cold > 10  # every njit solver function of methods._qp
     assert lines[1].startswith("compiling the QP solvers (first run only, ~")
     assert lines[2:] == ["first True", "again False", "after 0"]
+
+
+def test_only_methods_that_may_call_the_qp_solvers_announce_their_compilation():
+    from omegaconf import OmegaConf
+
+    from runners import numba_cache
+
+    root = Path(__file__).resolve().parents[2]
+
+    def uses(name):
+        cfg = OmegaConf.load(root / "conf" / "method" / f"{name}.yaml")
+        return numba_cache.uses_qp_solvers(cfg)
+
+    for name in ("kdml_method1", "knn", "lmnn_mkl_p", "komd", "arbf_t20", "fda"):
+        assert not uses(name), name
+    for name in ("svm", "svmm", "band_check", "wrbf", "simplemkl", "svm_fda"):
+        assert uses(name), name
+    # nested targets count, and an unknown one is taken for a user
+    mixed = {"_target_": "methods.metric_learning.MetricKNN",
+             "metric_learner": {"_target_": "methods.SVM"}}
+    assert numba_cache.uses_qp_solvers(mixed)
+    assert numba_cache.uses_qp_solvers({"_target_": "no.such.Class"})
+    # a QP-free run says nothing, even on a cold cache, and leaves the line to
+    # the process's first QP run
+    numba_cache._announced = False
+    assert numba_cache.announce_compilation({"_target_": "methods.komd.KOMD"}) is False
+    assert numba_cache._announced is False
+    # the families called QP-free import no family that uses the solvers
+    qp_users = ("methods._qp", "methods.svm", "methods.mkl", "methods.feature_weighted")
+    for pkg in numba_cache.QP_FREE_PACKAGES:
+        for path in (root / pkg.replace(".", "/")).glob("*.py"):
+            text = path.read_text()
+            assert not any(u in text for u in qp_users), path
+            assert "from methods import" not in text, path
