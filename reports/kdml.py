@@ -118,7 +118,11 @@ def _plot_bars(
     lo = np.nanmin(summ.ci95_low) if len(summ) else 0
     ax.set_ylim(max(0, lo - 5), 100)
     ax.set_title(title)
-    ax.legend(ncol=6, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.1))
+    two_lines = any("\n" in t.get_text() for t in ax.get_xticklabels())
+    ax.legend(
+        ncol=6, fontsize=8, loc="upper center",
+        bbox_to_anchor=(0.5, -0.17 if two_lines else -0.1),
+    )
     fig.tight_layout()
     for ext in ("png", "pdf"):
         fig.savefig(out.with_suffix(f".{ext}"), dpi=150)
@@ -228,12 +232,13 @@ NOTES = """## Protocol notes (readings and deviations, each a named config optio
   one; the sources above name the experiment and the runs per cell.
 - Wave at 50% has 5 runs, not 20 (experiment `kdml_fig2_wave`, a named
   deviation; `make reproduce-kdml` runs `kdml_fig2` on the seven other sets, then
-  it): with 2,480 training points its 5 runs took 2,020 s of worker time (Method 1
-  1,078 s, ITML 537 s), so 20 runs would be ~8,100 s, more than the seven other
-  sets together, and would take `make reproduce-kdml` well past its 60-minute
-  budget. The 5 runs are the first 5 of the 20 (splits are seeded by dataset and
-  run). `KDML_FIG2_SETS=` runs all eight sets with 20 runs in `kdml_fig2` (the
-  report then uses those). The 50% claims count Wave's 5-run means like the others.
+  it): with 2,480 training points its 5 runs took 1,890-2,020 s of worker time in
+  two timings (Method 1 1,013-1,078 s, ITML 501-537 s), so 20 runs would be
+  ~7,600-8,100 s, more than the seven other sets together, and would take `make
+  reproduce-kdml` well past its 60-minute budget. The 5 runs are the first 5 of
+  the 20 (splits are seeded by dataset and run). `KDML_FIG2_SETS=` runs all eight
+  sets with 20 runs in `kdml_fig2` (the report then uses those). The 50% claims
+  count Wave's 5-run means like the others.
 - Prototype targets (`prototypes=onehot`): e_k for m = c, unit-circle points for
   m = 2 < c (Figs. 3-4). Method 1's spreads: log-spaced over sigma * 4^[-1/2, 1/2].
 - Method 1's problem (eqs. 6/9) as printed is unbounded below on every training set
