@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from reports.kdml import method1_stops
 
 
@@ -76,6 +78,7 @@ def _run_record(d, m, accs, status="ok"):
         "dataset": d,
         "method": m,
         "status": status,
+        "config": {"method": {}},
         "folds": [
             {"repetition": i, "n_errors": round((1 - a) * 100), "n_test": 100}
             for i, a in enumerate(accs)
@@ -83,19 +86,8 @@ def _run_record(d, m, accs, status="ok"):
     }
 
 
-def test_supplement_fills_only_the_cells_the_figure_lacks(monkeypatch):
+def _store(monkeypatch, store):
     import reports.kdml as kdml
-
-    main = [
-        _run_record("pima", "knn", [0.7] * 20),
-        _run_record("waveform_v1", "knn", [0.8] * 20, status="error"),
-    ]
-    store = {
-        "kdml_fig2_wave": [
-            _run_record("waveform_v1", "knn", [0.81] * 5),
-            _run_record("pima", "knn", [0.1] * 5),  # the 20-run cell wins
-        ]
-    }
 
     def load(results, experiment, variants=False):
         if experiment not in store:
@@ -103,15 +95,51 @@ def test_supplement_fills_only_the_cells_the_figure_lacks(monkeypatch):
         return store[experiment]
 
     monkeypatch.setattr(kdml, "load_records", load)
-    recs, lines = kdml.supplement(main, "r", ("kdml_fig2_wave", "absent"), False)
+
+
+def test_supplement_fills_only_the_datasets_the_figure_lacks(monkeypatch):
+    import reports.kdml as kdml
+
+    main = [
+        _run_record("pima", "knn", [0.7] * 20),
+        _run_record("waveform_v1", "knn", [0.8] * 20, status="error"),
+    ]
+    _store(monkeypatch, {
+        "kdml_fig2_wave": [
+            _run_record("waveform_v1", "knn", [0.81] * 5),
+            _run_record("pima", "knn", [0.1] * 5),  # the 20-run row wins
+        ]
+    })
+    recs, lines, own = kdml.supplement(main, "r", ("kdml_fig2_wave", "absent"), False)
     summ = kdml.summary(kdml.run_accuracies(recs)).set_index("dataset")
     assert summ.loc["pima", "runs"] == 20 and summ.loc["pima", "mean_pct"] == 70.0
     assert summ.loc["waveform_v1", "runs"] == 5
     assert summ.loc["waveform_v1", "mean_pct"] == 81.0
     assert lines == ["`kdml_fig2_wave` (1 records, Wave; runs per cell [5])"]
+    assert own == 1  # main's failed Wave record gave way to the supplement's row
     # every cell finished in the main experiment: nothing is added
     main[1]["status"] = "ok"
-    assert kdml.supplement(main, "r", ("kdml_fig2_wave",), False) == (main, [])
+    assert kdml.supplement(main, "r", ("kdml_fig2_wave",), False) == (main, [], 2)
+
+
+def test_supplement_never_mixes_run_counts_in_a_row(monkeypatch):
+    import reports.kdml as kdml
+
+    # a 20-run Wave sweep that finished one method of the two the 5-run one has
+    main = [_run_record("waveform_v1", "knn", [0.8] * 20)]
+    _store(monkeypatch, {
+        "kdml_fig2_wave": [
+            _run_record("waveform_v1", "knn", [0.7] * 5),
+            _run_record("waveform_v1", "lmnn_knn", [0.75] * 5),
+        ]
+    })
+    recs, _, own = kdml.supplement(main, "r", ("kdml_fig2_wave",), False)
+    summ = kdml.summary(kdml.run_accuracies(recs))
+    assert set(summ.runs) == {5} and len(summ) == 2 and own == 0
+    # the 20-run row once it has every method the 5-run one has: only its own
+    main.append(_run_record("waveform_v1", "lmnn_knn", [0.9] * 20))
+    recs, lines, own = kdml.supplement(main, "r", ("kdml_fig2_wave",), False)
+    assert recs == main and lines == [] and own == 2
 
 
 def test_figure_names_a_run_count_that_differs_from_the_usual_one(tmp_path):
@@ -129,3 +157,28 @@ def test_figure_names_a_run_count_that_differs_from_the_usual_one(tmp_path):
     assert "| Wave (5 runs) |" in text and "| Pima |" in text
     assert "\nNOTE\n" in text
     assert (tmp_path / "fig2.png").stat().st_size > 0
+
+
+def test_a_refused_figure_leaves_every_file_as_it_was(monkeypatch, tmp_path):
+    """`KDML_VARIANT=_reduced` over a committed 20-run report: fig. 2 is refused
+    (fewer cells), and fig. 1 must not have been replaced before that."""
+    import reports.kdml as kdml
+    from reports.guard import ReportError
+
+    _store(monkeypatch, {
+        "kdml_fig1": [_run_record("pima", "knn", [0.7] * 20)],
+        "kdml_fig2": [_run_record("pima", "knn", [0.8] * 20)],
+    })
+
+    def guard(path, new, filled=len, missing=()):
+        if path.name == "fig2.csv":
+            raise ReportError("fewer cells")
+
+    monkeypatch.setattr(kdml, "guard_table", guard)
+    with pytest.raises(ReportError):
+        kdml.report("r", out_dir=tmp_path)
+    assert list(tmp_path.iterdir()) == []
+    # the same records with the guard passing: everything is written
+    monkeypatch.setattr(kdml, "guard_table", lambda *a, **k: None)
+    kdml.report("r", out_dir=tmp_path)
+    assert {"fig1.md", "fig2.md", "claims.md"} <= {p.name for p in tmp_path.iterdir()}
