@@ -85,7 +85,8 @@ PROTOCOL_NOTES = {
         "stop at `max_iter` in some fold (column `converged` of the CSV). The paper "
         "gives no stopping rule; on a full-rank kernel map the LMNN objective can "
         "reach 0, so `max_iter` and `tol` act as regularizers there. Both are config "
-        "options: e.g. `method.lmnn_params='{max_iter: 200, tol: 1e-5}'`.",
+        "options: e.g. `'++method.lmnn_params={max_iter: 200, tol: 1e-5}'` (`++`: "
+        "the sweep's primary config has no LMNN method).",
         "McNemar: continuity-corrected chi-square on the pooled test predictions "
         "(`kml-report --mcnemar exact` for the exact test), p < 0.05.",
     ],
