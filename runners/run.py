@@ -182,7 +182,10 @@ def build_input(
     - otherwise: the Gram matrix of the kernel, computed once for all folds.
     """
     from methods.kernels import bank_specs, kernel_stack, pairwise_kernel
-    from methods.metric_learning._view_kernels import VIEW_BANKS, view_kernel_stack
+
+    VIEW_BANKS = {}
+    if kcfg.get("bank"):  # a one-kernel run skips the metric-learning import (~35 ms)
+        from methods.metric_learning._view_kernels import VIEW_BANKS, view_kernel_stack
 
     cls = type(estimator)
     supported = feature_space_kernels(cls)
