@@ -562,10 +562,16 @@ def hydra_main(cfg: DictConfig) -> dict[str, Any]:
 def main() -> None:
     """Console entry point ``kml-run``: a sweep whose every job has its record is
     reported without composing a config (:mod:`runners.rerun`), else Hydra runs."""
+    import atexit
+    import gc
     import sys
 
     from runners.rerun import cached_sweep
 
+    # At exit the interpreter then skips collecting the ~2,000 modules' objects
+    # (~0.45 s of a one-cell run, issue 14); the atexit handlers (logging's flush)
+    # still run, and an object is still freed when its last reference goes.
+    atexit.register(gc.freeze)
     if not cached_sweep(sys.argv[1:]):
         hydra_main()
 
