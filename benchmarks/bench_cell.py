@@ -39,6 +39,13 @@ Usage::
     python benchmarks/bench_cell.py --repeats 5 --cells sonar:linear wdbc:gauss1
     python benchmarks/bench_cell.py --split-only          # the time split only
     python benchmarks/bench_cell.py --jobs 1 2 2old       # worker count variants
+    python benchmarks/bench_cell.py --sklearn-frozen      # + the script, GC frozen
+
+``--sklearn-frozen`` also times the scikit-learn script with ``atexit.register(
+gc.freeze)``, the exit ``kml-run`` takes since issue 14's session 10 (the
+interpreter skips its final collection, ~0.3 s of the script): a second ratio, of
+the harness to a plain script that exits the same way. The target's ratio stays
+the one against the script as a user writes it.
 """
 
 from __future__ import annotations
@@ -103,14 +110,20 @@ def plain_splits(y, dataset: str):
         yield tr, te, inner
 
 
-def sklearn_cell(dataset: str, kernel: str, out: str) -> None:
+def sklearn_cell(dataset: str, kernel: str, out: str, freeze: bool = False) -> None:
     """The plain scikit-learn nested CV of one mlsvm Table I SVM cell.
 
     Mirrors ``conf/protocol/nested_cv_10x10.yaml``: standardized data (whole
     dataset), outer stratified 10-fold CV seeded by ``("outer", dataset, 0, 0)``,
     inner stratified 10-fold CV seeded by ``("inner", dataset, 0, 0, j)`` on each
-    outer training part, the Table I C grid, accuracy.
+    outer training part, the Table I C grid, accuracy. ``freeze``: exit as
+    ``kml-run`` does, without the interpreter's final collection.
     """
+    if freeze:
+        import atexit
+        import gc
+
+        atexit.register(gc.freeze)
     import numpy as np
     import yaml
     from sklearn.model_selection import GridSearchCV
@@ -221,7 +234,9 @@ def compare(record: dict, plain: dict) -> str:
     )
 
 
-def bench_cells(cells: list[tuple[str, str]], repeats: int, jobs: list[str]) -> None:
+def bench_cells(
+    cells: list[tuple[str, str]], repeats: int, jobs: list[str], frozen: bool = False
+) -> None:
     print(f"# {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}; "
           f"uptime: {os.popen('uptime').read().strip()}")
     rows = []
@@ -240,6 +255,8 @@ def bench_cells(cells: list[tuple[str, str]], repeats: int, jobs: list[str]) -> 
                   f"hydra.launcher.n_jobs={j[:-3]}"], j[:-3])
                 for j in jobs
             ] + [("sklearn", plain, "1")]
+            if frozen:
+                variants.append(("sklearn frozen", [*plain, "--freeze-at-exit"], "1"))
             walls = {name: [] for name, *_ in variants}
             cpus = {name: [] for name, *_ in variants}
             # one untimed run each first: numba's on-disk caches and the page cache
@@ -254,9 +271,16 @@ def bench_cells(cells: list[tuple[str, str]], repeats: int, jobs: list[str]) -> 
             check = compare(harness_record(results), json.loads(Path(out).read_text()))
             med = statistics.median
             s_wall, s_cpu = med(walls["sklearn"]), med(cpus["sklearn"])
-            for name, *_ in variants[:-1]:
+            for name, *_ in variants[: len(jobs)]:
                 rows.append((dataset, kernel, name, med(walls[name]), s_wall,
                              med(cpus[name]), s_cpu, check))
+            if frozen:
+                f_wall = med(walls["sklearn frozen"])
+                f_cpu = med(cpus["sklearn frozen"])
+                for name, *_ in variants[: len(jobs)]:
+                    rows.append((dataset, kernel, f"{name} / sklearn frozen",
+                                 med(walls[name]), f_wall, med(cpus[name]), f_cpu,
+                                 check))
             print(f"{dataset} {kernel}: wall {walls} cpu {cpus}", flush=True)
     print(f"\nmedians of {repeats} interleaved repeats (fresh processes, one BLAS "
           "thread; the sklearn script with KML_JOBS=1, unused)\n")
@@ -267,7 +291,7 @@ def bench_cells(cells: list[tuple[str, str]], repeats: int, jobs: list[str]) -> 
         print(f"| {d} svm {k} | {name} | {hw:.2f} | {sw:.2f} | {hw / sw:.2f} | "
               f"{hc:.2f} | {sc:.2f} | {hc / sc:.2f} |")
     print()
-    for d, k, *_, check in rows[::len(jobs)]:
+    for d, k, *_, check in rows[:: len(jobs) * (2 if frozen else 1)]:
         print(f"{d} svm {k}: {check}")
     print(f"\n# uptime: {os.popen('uptime').read().strip()}")
 
@@ -381,20 +405,24 @@ def main() -> None:
                         help="KML_JOBS of the harness runs (one timed variant each); "
                         "N + 'old' (e.g. 2old) forces hydra.launcher.n_jobs=N, the "
                         "worker start of a one-job sweep before issue 14's fix")
+    parser.add_argument("--sklearn-frozen", action="store_true",
+                        help="also time the sklearn script exiting with gc.freeze, "
+                        "as kml-run does (a second, informational ratio)")
+    parser.add_argument("--freeze-at-exit", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--split-only", action="store_true")
     parser.add_argument("--no-split", action="store_true")
     parser.add_argument("--sklearn-child", nargs=3, help=argparse.SUPPRESS)
     parser.add_argument("--split-child", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.sklearn_child:
-        sklearn_cell(*args.sklearn_child)
+        sklearn_cell(*args.sklearn_child, freeze=args.freeze_at_exit)
         return
     if args.split_child:
         split_child(*args.split_child)
         return
     cells = [tuple(c.split(":")) for c in args.cells]
     if not args.split_only:
-        bench_cells(cells, args.repeats, args.jobs)
+        bench_cells(cells, args.repeats, args.jobs, args.sklearn_frozen)
     if not args.no_split:
         for dataset, kernel in cells:
             time_split(dataset, kernel, args.repeats)

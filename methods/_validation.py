@@ -12,6 +12,12 @@ from methods.exceptions import NonPSDKernelError
 _BLOCK = 256
 # Power-iteration steps for the lower bound on ||K||_2 (O(n^2) each).
 _POWER_STEPS = 4
+# Smallest n symmetrized by the compiled pass (methods._psd_kernels). Below it the
+# numpy blocks cost at most ~3 ms more (n = 1000, one thread), less than loading
+# the pass's numba cache in a fresh process (~5 ms; ~130 ms more in a run that
+# compiles nothing else), and a small cell (mlsvm Table I, n <= 476) then loads
+# none of it (issue 14, benchmarks/README.md, session 10).
+_COMPILED_FROM = 1000
 
 
 def psd_tolerance(eigvals: np.ndarray) -> float:
@@ -47,9 +53,14 @@ def _symmetrize_into(S: np.ndarray, K: np.ndarray) -> tuple[float, float]:
     LAPACK's potrf and numpy's ``eigvalsh`` (``UPLO="L"``) read only the lower
     triangle. One compiled pass over ``K`` (3x faster than numpy at n = 4000);
     numpy's column blocks (temporaries of ``n * _BLOCK`` doubles) for inputs
-    that would need a copy to be C-ordered float64.
+    that would need a copy to be C-ordered float64, and below ``_COMPILED_FROM``
+    rows (no numba cache to load). Both fill the same lower triangle.
     """
-    if K.dtype == np.float64 and (K.flags.c_contiguous or K.flags.f_contiguous):
+    if (
+        K.dtype == np.float64
+        and (K.flags.c_contiguous or K.flags.f_contiguous)
+        and K.shape[0] >= _COMPILED_FROM
+    ):
         from methods._psd_kernels import symmetrize_lower
 
         # (K + K') / 2 and |K - K'| are the same for K.T, which is C-ordered.

@@ -339,9 +339,11 @@ def test_psd_check_leaves_input_untouched():
 
 
 @pytest.mark.parametrize("order", ["C", "F"])
-def test_psd_symmetrization_compiled_equals_numpy(order):
+def test_psd_symmetrization_compiled_equals_numpy(order, monkeypatch):
+    import methods._validation as validation
     from methods._validation import _symmetrize_blocks, _symmetrize_into
 
+    monkeypatch.setattr(validation, "_COMPILED_FROM", 0)  # the compiled pass at n=197
     rng = np.random.default_rng(3)
     n = 197  # not a multiple of the tile or block size
     K = np.asarray(rng.standard_normal((n, n)), order=order)
@@ -355,6 +357,37 @@ def test_psd_symmetrization_compiled_equals_numpy(order):
     np.testing.assert_array_equal(np.tril(S_nb), np.tril((K + K.T) / 2))
     assert asym_nb == asym_np == np.max(np.abs(K - K.T))
     assert fro_nb == pytest.approx(np.linalg.norm((K + K.T) / 2), rel=1e-13)
+
+
+@pytest.mark.parametrize("n", [40, 300])
+def test_psd_small_n_path_gives_the_compiled_paths_verdicts(n, monkeypatch):
+    """Below ``_COMPILED_FROM`` the numpy symmetrization feeds the Cholesky
+    certificate; its verdicts equal the compiled path's and the eigenvalue rule's
+    on PSD, barely PSD (within the tolerance), indefinite and asymmetric input."""
+    import methods._psd_kernels as psd_kernels
+    import methods._validation as validation
+
+    assert n < validation._COMPILED_FROM
+    cases = _psd_cases(n)
+    compiled_calls = []
+    real = psd_kernels.symmetrize_lower
+
+    def counted(*args):
+        compiled_calls.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(psd_kernels, "symmetrize_lower", counted)
+    small = {k: _fast_psd_verdict(K) for k, K in cases.items()}
+    assert not compiled_calls  # the small-n path never runs the numba pass
+    monkeypatch.setattr(validation, "_COMPILED_FROM", 0)
+    compiled = {k: _fast_psd_verdict(K) for k, K in cases.items()}
+    assert compiled_calls  # the same matrices through the compiled pass
+    exact = {k: _exact_psd_verdict(K) for k, K in cases.items()}
+    assert small == compiled == exact
+    # PSD, barely PSD, indefinite and asymmetric cases (so the test can fail)
+    assert small["rbf"] == small["neg_0.9_tol"] == "ok"
+    assert small["neg_1.5_tol"] != "ok" and small["neg_10.0_tol"] != "ok"
+    assert "not symmetric" in small["asymmetric"]
 
 
 # ------------------------------------------------------------ SVM-FDA reuse
