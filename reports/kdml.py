@@ -585,11 +585,12 @@ def supplement(
     """``recs`` with whole datasets taken from ``extras`` where they finished more.
 
     A dataset's row comes from one experiment only, so a row never mixes run counts:
-    from ``recs`` unless an extra experiment has finished a method of it that
-    ``recs`` has not (then every record of that dataset comes from the extra). So
-    the main experiment wins when it has the whole row (e.g. Wave's 20 runs of
-    ``make reproduce-kdml KDML_FIG2_SETS=`` over its 5 of ``kdml_fig2_wave``), and
-    a half-finished main row does not hide a whole supplementary one.
+    from ``recs`` unless an extra experiment has finished every method of it that
+    ``recs`` has and more (then every record of that dataset comes from the extra).
+    So the main experiment wins when it has the whole row (e.g. Wave's 20 runs of
+    ``make reproduce-kdml KDML_FIG2_SETS=`` over its 5 of ``kdml_fig2_wave``), a
+    half-finished main row does not hide a whole supplementary one, and a row is
+    never replaced by one with fewer cells.
 
     Returns the records, one source line per experiment that gave a dataset, and
     how many of the returned records are ``recs``'s own.
@@ -604,7 +605,7 @@ def supplement(
         take = {
             d
             for d, methods in _finished_by_dataset(more).items()
-            if not methods <= have.get(d, set())
+            if methods > have.get(d, set())
         }
         if not take:
             continue

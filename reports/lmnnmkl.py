@@ -62,7 +62,8 @@ PROTOCOL_NOTES = {
         "index (polynomial degree 1 first).",
         "NR-LMNN-MKL: 'linear' = the degree-1 polynomial of the bank "
         "(`method.kernel_indices: [0, 1, 10]` = poly1, poly2, gauss0.5; x.y instead: "
-        "`kernel=nr_lmnn3 method.kernel_indices=[0,1,2]`; a constant added to a "
+        "`method=nr_lmnn_mkl kernel=nr_lmnn3 method.kernel_indices=[0,1,2]`; a "
+        "constant added to a "
         "kernel cancels in the differences of eq. 13, so the two differ only by the "
         "linear block's mean-diagonal scale); Gaussian exp(-||x-z||^2 / (2 sigma^2)) "
         "as in SimpleMKL's bank; LMNN on the concatenated kernel maps Phi_Z (eq. 13) "
@@ -85,8 +86,9 @@ PROTOCOL_NOTES = {
         "stop at `max_iter` in some fold (column `converged` of the CSV). The paper "
         "gives no stopping rule; on a full-rank kernel map the LMNN objective can "
         "reach 0, so `max_iter` and `tol` act as regularizers there. Both are config "
-        "options: e.g. `'++method.lmnn_params={max_iter: 200, tol: 1e-5}'` (`++`: "
-        "the sweep's primary config has no LMNN method).",
+        "options: e.g. `kml-run experiment=lmnnmkl_table1 "
+        "'++method.lmnn_params={max_iter: 200, tol: 1e-5}'` (`++`: the sweep's "
+        "primary config has no LMNN method).",
         "McNemar: continuity-corrected chi-square on the pooled test predictions "
         "(`kml-report --mcnemar exact` for the exact test), p < 0.05.",
     ],

@@ -29,7 +29,8 @@ TABLE1_NOTES = [
     "C2 = C1/3; ε-SVM eps = 0, C2 = C1/3. Grid ties go to the first grid point "
     "(smallest C). SVM-FDA, which has no kernelized form, maps the feature space of "
     "the normalized linear kernel (rows scaled to unit norm, the space the other "
-    "linear-block methods see) by (lam S_W + I)^(-1/2); method.normalize=null maps "
+    "linear-block methods see) by (lam S_W + I)^(-1/2); method=svm_fda "
+    "method.normalize=null maps "
     "the standardized features instead (its numbers: table1_checks.md, check alt). "
     "FDA: see "
     "methods.FDA for its regularization (stprtool's FDA has none).",

@@ -570,7 +570,9 @@ def main() -> None:
 
     # At exit the interpreter then skips collecting the ~2,000 modules' objects
     # (~0.45 s of a one-cell run, issue 14); the atexit handlers (logging's flush)
-    # still run, and an object is still freed when its last reference goes.
+    # still run, and an object is still freed when its last reference goes. Lost:
+    # the __del__ of objects that are cyclic garbage at exit, which CPython does not
+    # promise to run either; records and checkpoints are closed explicitly.
     atexit.register(gc.freeze)
     if not cached_sweep(sys.argv[1:]):
         hydra_main()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from reports.kdml import method1_stops
@@ -140,6 +142,14 @@ def test_supplement_never_mixes_run_counts_in_a_row(monkeypatch):
     main.append(_run_record("waveform_v1", "lmnn_knn", [0.9] * 20))
     recs, lines, own = kdml.supplement(main, "r", ("kdml_fig2_wave",), False)
     assert recs == main and lines == [] and own == 2
+    # a supplement with a method the main row lacks but fewer cells: not a
+    # replacement (the row would shrink, and the report be refused)
+    main.append(_run_record("waveform_v1", "itml_knn", [0.9] * 20))
+    _store(monkeypatch, {
+        "kdml_fig2_wave": [_run_record("waveform_v1", "kdml_method1", [0.7] * 5)]
+    })
+    recs, lines, own = kdml.supplement(main, "r", ("kdml_fig2_wave",), False)
+    assert recs == main and lines == [] and own == 3
 
 
 def test_figure_names_a_run_count_that_differs_from_the_usual_one(tmp_path):
@@ -153,7 +163,7 @@ def test_figure_names_a_run_count_that_differs_from_the_usual_one(tmp_path):
     summ = kdml.summary(kdml.run_accuracies(recs))
     kdml.write_figure(summ, "fig2", "Fig. 2 (50% training)", tmp_path, "NOTE")
     text = (tmp_path / "fig2.md").read_text()
-    assert "over 20 seeded runs" in text
+    assert "over 20 seeded runs (other counts are named beside the dataset)" in text
     assert "| Wave (5 runs) |" in text and "| Pima |" in text
     assert "\nNOTE\n" in text
     assert (tmp_path / "fig2.png").stat().st_size > 0
@@ -182,3 +192,81 @@ def test_a_refused_figure_leaves_every_file_as_it_was(monkeypatch, tmp_path):
     monkeypatch.setattr(kdml, "guard_table", lambda *a, **k: None)
     kdml.report("r", out_dir=tmp_path)
     assert {"fig1.md", "fig2.md", "claims.md"} <= {p.name for p in tmp_path.iterdir()}
+
+
+def test_uniform_run_counts_name_no_other_count(tmp_path):
+    import reports.kdml as kdml
+
+    recs = [_run_record("pima", "knn", [0.7, 0.72] * 10)]
+    kdml.write_figure(kdml.summary(kdml.run_accuracies(recs)), "fig1", "F", tmp_path)
+    text = (tmp_path / "fig1.md").read_text()
+    assert "over 20 seeded runs with the t-based" in text
+    assert "other counts" not in text
+
+
+@pytest.mark.parametrize("wave", [False, True])
+def test_wave_protocol_note_only_when_its_row_is_the_five_run_one(
+    monkeypatch, tmp_path, wave
+):
+    import reports.kdml as kdml
+
+    store = {
+        "kdml_fig1": [_run_record("pima", "knn", [0.7] * 20)],
+        "kdml_fig2": [_run_record("pima", "knn", [0.8] * 20)],
+    }
+    if wave:
+        store["kdml_fig2_wave"] = [_run_record("waveform_v1", "knn", [0.8] * 5)]
+    _store(monkeypatch, store)
+    monkeypatch.setattr(kdml, "guard_table", lambda *a, **k: None)
+    kdml.report("r", out_dir=tmp_path)
+    claims = (tmp_path / "claims.md").read_text()
+    fig2 = (tmp_path / "fig2.md").read_text()
+    assert ("Wave at 50% has 5 runs, not 20" in claims) == wave
+    assert (kdml.WAVE_NOTE in fig2) == wave
+    assert "- Prototype targets" in claims  # the notes around it are whole
+
+
+def test_a_refused_claims_table_leaves_every_file_as_it_was(monkeypatch, tmp_path):
+    import reports.kdml as kdml
+    from reports.guard import ReportError
+
+    _store(monkeypatch, {
+        "kdml_fig1": [_run_record("pima", "knn", [0.7] * 20)],
+        "kdml_fig2": [_run_record("pima", "knn", [0.8] * 20)],
+    })
+
+    def guard(path, new, filled=len, missing=()):
+        if path.name == "claims.csv":
+            raise ReportError("fewer claims")
+
+    monkeypatch.setattr(kdml, "guard_table", guard)
+    with pytest.raises(ReportError):
+        kdml.report("r", out_dir=tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("sets", "runs_wave"),
+    [
+        (None, True),  # the default: seven sets, then Wave's 5 runs
+        ("KDML_FIG2_SETS=dataset=pima", True),
+        ("KDML_FIG2_SETS=", False),  # all eight sets with 20 runs
+        ("KDML_FIG2_SETS=dataset=waveform_v1,pima", False),
+        ("KDML_VARIANT=_reduced", False),
+    ],
+)
+def test_reproduce_kdml_runs_the_wave_supplement_only_when_fig2_leaves_wave_out(
+    sets, runs_wave
+):
+    import shutil
+    import subprocess
+
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    repo = Path(__file__).resolve().parents[2]
+    out = subprocess.run(
+        ["make", "-n", "--no-print-directory", "reproduce-kdml"]
+        + ([sets] if sets else []),
+        cwd=repo, capture_output=True, text=True, check=True,
+    ).stdout
+    assert ("experiment=kdml_fig2_wave" in out) == runs_wave
