@@ -125,8 +125,8 @@ reproduce-kdml: setup
 
 # reproduce-all: every artifact that exists, as paper:artifact:make-target, then the
 # site; one summary line per artifact. Each sweep resumes from its finished records.
-# Roughly shortest first (measured times in the README), so an interrupted run has finished
-# as many artifacts as it could; lmnnmkl Table 2 (hours) comes last.
+# Roughly shortest first (measured times in the README), so an interrupted run has
+# finished as many artifacts as it could; lmnnmkl Table 2 (hours) comes last.
 REPRODUCE_ALL := mlsvm:table1:reproduce-table1 mlsvm:table2:reproduce-mlsvm-table2 \
                  wrbf:table1:reproduce-wrbf arbf:table1:reproduce-arbf \
                  lmnnmkl:table1:reproduce-lmnnmkl-table1 \

@@ -526,15 +526,19 @@ def _plot_maps(maps: dict[str, pd.DataFrame], methods: list[str], out: Path) -> 
     plt.close(fig)
 
 
-def maps_claims(maps: dict[str, pd.DataFrame], out_dir: Path | None) -> list[dict]:
-    """Figs. 3-4's claims; their figures and CSV too unless ``out_dir`` is None."""
+def write_maps(maps: dict[str, pd.DataFrame], sep: pd.DataFrame, out_dir: Path) -> None:
+    """Figs. 3-4 and their per-class separation table."""
+    if not maps:
+        return
+    _plot_maps(maps, ["kpca_knn"], out_dir / "fig3")
+    _plot_maps(maps, ["kdml_method1", "kdml_method2"], out_dir / "fig4")
+    write_csv(out_dir / "fig34_separation.csv", sep)
+
+
+def maps_claims(maps: dict[str, pd.DataFrame], sep: pd.DataFrame) -> list[dict]:
+    """Figs. 3-4's claims from the maps' separation table (:func:`separation`)."""
     if not maps:
         return []
-    sep = separation(maps)
-    if out_dir is not None:
-        _plot_maps(maps, ["kpca_knn"], out_dir / "fig3")
-        _plot_maps(maps, ["kdml_method1", "kdml_method2"], out_dir / "fig4")
-        write_csv(out_dir / "fig34_separation.csv", sep)
     out = []
 
     def desc(m):
@@ -683,9 +687,11 @@ def report(
             + method1_stops(recs)
         )
     maps: dict[str, pd.DataFrame] = {}
+    sep = pd.DataFrame()
     try:
         maps = map_points(load_records(results, fig3, variants=variants))
-        claims += maps_claims(maps, None)
+        sep = separation(maps) if maps else sep
+        claims += maps_claims(maps, sep)
         sources.append(f"- figs. 3-4: experiment `{fig3}`, methods {sorted(maps)}")
     except (FileNotFoundError, ValueError) as exc:
         sources.append(f"- figs. 3-4: no records of `{fig3}` ({exc})")
@@ -696,7 +702,7 @@ def report(
         write_figure(summ, name, title, out_dir, note)
         # per-run accuracies: what the regression test reruns and compares
         write_csv(out_dir / f"{name}_runs.csv", acc.sort_values(list(acc.columns[:3])))
-    maps_claims(maps, out_dir)
+    write_maps(maps, sep, out_dir)
     write_csv(out_dir / "claims.csv", cl)
     rows = [list(r) for r in cl.itertuples(index=False)]
     text = (

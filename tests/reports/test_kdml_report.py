@@ -169,9 +169,10 @@ def test_figure_names_a_run_count_that_differs_from_the_usual_one(tmp_path):
     assert (tmp_path / "fig2.png").stat().st_size > 0
 
 
-def test_a_refused_figure_leaves_every_file_as_it_was(monkeypatch, tmp_path):
-    """`KDML_VARIANT=_reduced` over a committed 20-run report: fig. 2 is refused
-    (fewer cells), and fig. 1 must not have been replaced before that."""
+@pytest.mark.parametrize("refused", ["fig2.csv", "claims.csv"])
+def test_a_refused_table_leaves_every_file_as_it_was(monkeypatch, tmp_path, refused):
+    """`KDML_VARIANT=_reduced` over a committed 20-run report: fig. 2 (fewer cells)
+    or the claims are refused, and no file may have been replaced before that."""
     import reports.kdml as kdml
     from reports.guard import ReportError
 
@@ -181,7 +182,7 @@ def test_a_refused_figure_leaves_every_file_as_it_was(monkeypatch, tmp_path):
     })
 
     def guard(path, new, filled=len, missing=()):
-        if path.name == "fig2.csv":
+        if path.name == refused:
             raise ReportError("fewer cells")
 
     monkeypatch.setattr(kdml, "guard_table", guard)
@@ -224,25 +225,6 @@ def test_wave_protocol_note_only_when_its_row_is_the_five_run_one(
     assert ("Wave at 50% has 5 runs, not 20" in claims) == wave
     assert (kdml.WAVE_NOTE in fig2) == wave
     assert "- Prototype targets" in claims  # the notes around it are whole
-
-
-def test_a_refused_claims_table_leaves_every_file_as_it_was(monkeypatch, tmp_path):
-    import reports.kdml as kdml
-    from reports.guard import ReportError
-
-    _store(monkeypatch, {
-        "kdml_fig1": [_run_record("pima", "knn", [0.7] * 20)],
-        "kdml_fig2": [_run_record("pima", "knn", [0.8] * 20)],
-    })
-
-    def guard(path, new, filled=len, missing=()):
-        if path.name == "claims.csv":
-            raise ReportError("fewer claims")
-
-    monkeypatch.setattr(kdml, "guard_table", guard)
-    with pytest.raises(ReportError):
-        kdml.report("r", out_dir=tmp_path)
-    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize(
