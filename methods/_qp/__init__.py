@@ -60,8 +60,9 @@ result is bit-identical to "auto"'s; when it does not (SMO would have finished
 within its budget), the IPM's solution is returned instead of SMO's (both within
 ``tol``). Measured on mlsvm Table I cells (3 outer folds each, 137 guesses): no
 wrong guess; 29% of the wall time of wdbc eps-SVM poly3, 15% of musk1 eps-SVM
-linear (``benchmarks/README.md``). The memory is per process (keyed by a digest
-of the problem's arrays, the last ``_PATH_MEMO_SIZE`` problems), so a fit's path
+linear (``benchmarks/README.md``). The memory is per process (the last
+``_PATH_MEMO_SIZE`` problems that went to the IPM, identified by a digest of their
+arrays), so a fit's path
 depends on which smaller-C fits of the same data ran before it in the process:
 the same in every run of a grid search (GridSearchCV fits every split of one C
 before the next C), but a lone fit takes the "auto" path.
@@ -109,9 +110,24 @@ def _ipm_cost(n: int, rank: int | None) -> float:
     return _IPM_STEPS * per_step_ns / _NS_PER_WORK
 
 
-# "auto_path": digest of (K, s, p, idx) -> [(U, went to the IPM)], most recent last.
+# "auto_path" remembers only the problems that went to the IPM (the others never make
+# a later fit skip SMO): fingerprint -> [(digest, U)], most recent fingerprint last.
+# The fingerprint (shapes, the wrap-around sum of K's 64-bit words, the bytes of s, p
+# and idx) costs ~1/40 of a sha1 of K and is exact integer arithmetic, so it does
+# not depend on memory layout or alignment; the sha1 digest of K, s, p and idx, taken
+# only when a fingerprint matches or an IPM result is stored, decides identity as
+# before. Hashing K on every solve cost ~13% of mlsvm Table I's wdbc sweep.
 _PATH_MEMO: OrderedDict = OrderedDict()
 _PATH_MEMO_SIZE = 256  # problems; a 10-fold inner grid search needs 10
+
+
+def _path_fingerprint(problem: BoxQP) -> tuple:
+    K = np.ascontiguousarray(problem.K, dtype=np.float64)
+    small = hashlib.sha1()
+    for a in (problem.s, problem.p, problem.idx):
+        small.update(np.ascontiguousarray(a).view(np.uint8))
+    words = int(K.view(np.uint64).sum(dtype=np.uint64))
+    return (K.shape, problem.n_vars, words, small.hexdigest())
 
 
 def _path_key(problem: BoxQP) -> str:
@@ -121,19 +137,23 @@ def _path_key(problem: BoxQP) -> str:
     return digest.hexdigest()
 
 
-def _ipm_seen_below(key: str, U: np.ndarray) -> bool:
+def _ipm_seen_below(fingerprint: tuple, problem: BoxQP) -> bool:
     """A smaller box (``U' <= U``, ``U' != U``) of the same problem went to the IPM."""
+    runs = _PATH_MEMO.get(fingerprint)
+    if not runs:
+        return False
+    key, U = _path_key(problem), problem.U
     return any(
-        ipm and np.all(U_prev <= U) and np.any(U_prev < U)
-        for U_prev, ipm in _PATH_MEMO.get(key, ())
+        k == key and np.all(U_prev <= U) and np.any(U_prev < U) for k, U_prev in runs
     )
 
 
-def _remember_path(key: str, U: np.ndarray, ipm: bool) -> None:
-    runs = _PATH_MEMO.setdefault(key, [])
-    _PATH_MEMO.move_to_end(key)
-    if not any(np.array_equal(U_prev, U) for U_prev, _ in runs):
-        runs.append((U.copy(), ipm))
+def _remember_ipm(fingerprint: tuple, problem: BoxQP) -> None:
+    key, U = _path_key(problem), problem.U
+    runs = _PATH_MEMO.setdefault(fingerprint, [])
+    _PATH_MEMO.move_to_end(fingerprint)
+    if not any(k == key and np.array_equal(U_prev, U) for k, U_prev in runs):
+        runs.append((key, U.copy()))
     while len(_PATH_MEMO) > _PATH_MEMO_SIZE:
         _PATH_MEMO.popitem(last=False)
 
@@ -141,15 +161,16 @@ def _remember_path(key: str, U: np.ndarray, ipm: bool) -> None:
 def _solve_auto_path(
     problem: BoxQP, *, tol: float, max_iter: int | None, z0: np.ndarray | None
 ) -> QPResult:
-    key = _path_key(problem)
+    fingerprint = _path_fingerprint(problem)
     res = _solve_auto(
         problem,
         tol=tol,
         max_iter=max_iter,
         z0=z0,
-        skip_smo=_ipm_seen_below(key, problem.U),
+        skip_smo=_ipm_seen_below(fingerprint, problem),
     )
-    _remember_path(key, problem.U, res.solver != "smo")
+    if res.solver != "smo":
+        _remember_ipm(fingerprint, problem)
     return res
 
 

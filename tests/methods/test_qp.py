@@ -360,6 +360,40 @@ def test_auto_path_is_auto_without_a_smaller_ipm_c(path_memo):
         np.testing.assert_array_equal(path.z, auto.z)
 
 
+def test_auto_path_fingerprint_match_is_confirmed_by_the_digest(path_memo):
+    # Swapping two entries of K keeps the fingerprint (a sum of K's words) but not
+    # the problem: the digest must tell them apart, so SMO is not skipped.
+    import methods._qp as qp
+
+    solve_box_qp(_slow_eps_svm(100.0), solver="auto_path")
+    other = _slow_eps_svm(1000.0)
+    K = other.K.copy()
+    K[0, 1], K[2, 3] = K[2, 3], K[0, 1]
+    other.K = K
+    assert qp._path_fingerprint(other) == qp._path_fingerprint(_slow_eps_svm(1000.0))
+    res = solve_box_qp(other, solver="auto_path")
+    assert not res.info.get("smo_skipped", False) and res.info["smo_iter"] > 0
+
+
+def test_auto_path_fingerprint_ignores_memory_layout(path_memo):
+    import methods._qp as qp
+
+    problem = _slow_eps_svm(100.0)
+    fortran = _slow_eps_svm(100.0)
+    fortran.K = np.asfortranarray(fortran.K)
+    assert qp._path_fingerprint(problem) == qp._path_fingerprint(fortran)
+    assert qp._path_key(problem) == qp._path_key(fortran)
+
+
+def test_auto_path_remembers_only_ipm_problems(path_memo):
+    X, y = _data(1, n=60)
+    K = pairwise_kernel(X, kernel="gaussian")
+    solve_box_qp(csvm_dual(K, y, 1.0), solver="auto_path")  # SMO
+    assert len(path_memo) == 0
+    solve_box_qp(_slow_eps_svm(100.0), solver="auto_path")  # IPM
+    assert len(path_memo) == 1
+
+
 def test_auto_path_after_smo_c_runs_smo(path_memo):
     # A smaller C that SMO solved is no reason to skip SMO.
     X, y = _data(1, n=60)
