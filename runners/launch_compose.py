@@ -13,26 +13,42 @@ of a small cell takes ~3.6 s in all (``benchmarks/bench_cell.py``).
 returns a deep copy of what it composed before for the same config name,
 overrides, run mode and shell flag; a request that asks for the sweep-override
 validation the first composition skipped (``get_mode`` skips it) runs that check.
-The memo lives on the loader instance (a new ``initialize`` or ``hydra.main`` has a
+The memo belongs to the loader instance (a new ``initialize`` or ``hydra.main`` has a
 new loader, so config files edited between them are read again) and holds at most
 :data:`MAX_ENTRIES` configs. Composition reads only the config files and the
 overrides (interpolations such as ``oc.env`` stay unresolved until used), so a copy
 equals a fresh composition.
+
+The memo is kept beside the loader, in a weak-keyed table, not in its ``__dict__``:
+the joblib launcher pickles the loader (in its ``HydraContext`` and again in Hydra's
+singleton state) into every job it sends to a worker, and a Table I sweep's 141
+compositions made that 5.3 MB and ~3 s of CPU per job, where composing the job
+again in the worker costs ~0.1 s (``benchmarks/README.md``, session 11).
+
+:func:`install` also narrows the sweeper's batch check to the jobs that
+:func:`runners.callbacks.check_sweep` did not cover: that check composes one job
+per signature and per override line, so every config file of the sweep, and a
+Table I sweep no longer composes its 140 jobs in the parent (~14 s of one core)
+before the first one starts.
 """
 
 from __future__ import annotations
 
 import copy
+import weakref
 from collections import OrderedDict
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from hydra._internal.config_loader_impl import ConfigLoaderImpl
 from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.plugins.sweeper import Sweeper
 
 #: Configs a loader keeps (a Table I sweep has 140 jobs; a config is ~100 kB).
 MAX_ENTRIES = 256
-_MEMO_ATTR = "_kml_compose_memo"
+_MEMOS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _original = ConfigLoaderImpl.load_configuration
+_original_validate = Sweeper.validate_batch_is_legal
 
 
 def _load_configuration(
@@ -43,7 +59,9 @@ def _load_configuration(
     from_shell: bool = True,
     validate_sweep_overrides: bool = True,
 ):
-    memo: OrderedDict = self.__dict__.setdefault(_MEMO_ATTR, OrderedDict())
+    memo = _MEMOS.get(self)
+    if memo is None:
+        memo = _MEMOS[self] = OrderedDict()
     key = (config_name, tuple(overrides), run_mode, from_shell)
     hit = memo.get(key)
     if hit is None:
@@ -72,11 +90,39 @@ def _load_configuration(
     return copy.deepcopy(cfg)
 
 
+# Jobs whose every config file the sweep check (runners.callbacks.check_sweep) has
+# composed and checked in this process: Hydra's batch check skips exactly these.
+_CHECKED: set[tuple[str, ...]] = set()
+
+
+def mark_checked(jobs: Iterable[Sequence[str]]) -> None:
+    """Record ``jobs`` (override lists) as checked by the sweep check."""
+    _CHECKED.update(tuple(job) for job in jobs)
+
+
+def _validate_batch_is_legal(self: Sweeper, batch: Sequence[Sequence[str]]) -> None:
+    """Hydra's batch check, minus the jobs the sweep check covered.
+
+    Hydra composes every job of a batch before launching any (~0.1 s each); the
+    sweep check has composed one job per checked signature and per override line,
+    so every config file these jobs name, and the launcher composes each job again
+    where it runs (a failure there is that job's recorded error). Jobs it has not
+    seen (another sweeper, a batch it did not expand) get Hydra's check.
+    """
+    unchecked = [job for job in batch if tuple(job) not in _CHECKED]
+    if unchecked:
+        _original_validate(self, unchecked)
+
+
 def install() -> None:
-    """Route Hydra's config loader through the memo (idempotent)."""
+    """Route Hydra's config loader through the memo and its batch check past the
+    jobs the sweep check covered (idempotent)."""
     ConfigLoaderImpl.load_configuration = _load_configuration
+    Sweeper.validate_batch_is_legal = _validate_batch_is_legal
 
 
 def uninstall() -> None:
-    """Hydra's own ``load_configuration`` again (tests)."""
+    """Hydra's own ``load_configuration`` and batch check again (tests)."""
     ConfigLoaderImpl.load_configuration = _original
+    Sweeper.validate_batch_is_legal = _original_validate
+    _CHECKED.clear()

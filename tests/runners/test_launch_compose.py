@@ -100,3 +100,50 @@ def test_config_check_composes_the_launched_job(loader):
     launched = load.load_sweep_config(cfg, list(job))
     assert len(calls) == n
     assert launched.dataset.name == "sonar"
+
+
+def test_memo_is_not_pickled_with_the_loader(loader):
+    """The joblib launcher pickles the loader into every job (HydraContext and
+    Hydra's singleton state): the memo must not travel with it."""
+    import pickle
+
+    load, calls = loader
+    empty = len(pickle.dumps(load))
+    for seed in range(5):
+        load.load_configuration("config", [*JOB, f"seed={seed}"], RunMode.RUN)
+    assert len(lc._MEMOS[load]) == 5
+    assert len(pickle.dumps(load)) == empty
+    copied = pickle.loads(pickle.dumps(load))
+    copied.load_configuration("config", [*JOB, "seed=0"], RunMode.RUN)
+    assert len(calls) == 6  # the copy composes for itself
+
+
+def test_batch_check_skips_only_the_jobs_the_sweep_check_covered(loader):
+    """Hydra composes every job of a batch before launching any; after the sweep
+    check (one job per signature and per override line) it composes none of a
+    Table I sweep, and still composes a job the check did not see."""
+    from types import SimpleNamespace
+
+    from hydra.plugins.sweeper import Sweeper
+
+    from runners.callbacks import check_sweep, sweep_jobs
+
+    load, calls = loader
+    cfg = load.load_configuration(
+        "config", ["experiment=mlsvm_table1"], RunMode.MULTIRUN
+    )
+    jobs = sweep_jobs(cfg)
+    assert len(jobs) == 140
+    n_checked = check_sweep(cfg)
+    assert n_checked < 20
+    composed = [tuple(c) for c in calls]
+    for line in {line for job in jobs for line in job}:  # every dataset, method...
+        assert any(line in c for c in composed), line
+    context = SimpleNamespace(config_loader=load)
+    sweeper = SimpleNamespace(hydra_context=context, config=cfg)
+    n = len(calls)
+    Sweeper.validate_batch_is_legal(sweeper, jobs)
+    assert len(calls) == n
+    other = [*jobs[0][:-1], "seed=7"]
+    Sweeper.validate_batch_is_legal(sweeper, [other])
+    assert len(calls) == n + 1
