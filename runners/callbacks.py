@@ -142,8 +142,7 @@ def sweep_jobs(config: DictConfig) -> list[list[str]]:
     return [list(job) for batch in batches for job in batch]
 
 
-def _check_signature(job: Sequence[str], conf_dir: Path) -> tuple[str, ...]:
-    pair_files = (conf_dir / "dataset_method").is_dir()
+def _check_signature(job: Sequence[str], pair_files: bool) -> tuple[str, ...]:
     keep = []
     for line in job:
         key = line.split("=", 1)[0].lstrip("+~")
@@ -152,6 +151,31 @@ def _check_signature(job: Sequence[str], conf_dir: Path) -> tuple[str, ...]:
             continue
         keep.append(line)
     return tuple(keep)
+
+
+def _has_pair_files(config: DictConfig, loader: Any, conf_dir: Path) -> bool:
+    """Whether a ``dataset_method`` pair file may exist for this sweep.
+
+    Pair files make a dataset and a method interact, so then every pair is its own
+    check signature. Looked for in the loader's search path (``conf/``,
+    ``--config-dir``) and in the sweep's ``hydra.searchpath``, which Hydra applies
+    per composition only; a search-path entry that is not a folder (``pkg://``)
+    counts as having them.
+    """
+    if loader is None:
+        return (conf_dir / "dataset_method").is_dir()
+    if loader.get_group_options("dataset_method"):
+        return True
+    searchpath = OmegaConf.select(config, "hydra.searchpath", default=None) or []
+    for entry in searchpath:
+        uri = str(entry)
+        if uri.startswith("file://"):
+            uri = uri[len("file://") :]
+        elif "://" in uri:
+            return True
+        if (Path(uri) / "dataset_method").is_dir():
+            return True
+    return False
 
 
 def check_sweep(config: DictConfig, compose=None) -> int:
@@ -163,6 +187,7 @@ def check_sweep(config: DictConfig, compose=None) -> int:
     from runners.config_schema import ConfigError, validate_config
     from runners.run import CONF_DIR
 
+    loader = None
     if compose is None:
         from hydra.core.global_hydra import GlobalHydra
 
@@ -170,6 +195,8 @@ def check_sweep(config: DictConfig, compose=None) -> int:
 
         def compose(job: list[str]) -> DictConfig:
             return loader.load_sweep_config(config, job)
+
+    pair_files = _has_pair_files(config, loader, Path(CONF_DIR))
 
     # One job per signature, composed with its own overrides (not the signature's
     # subset), plus a job for every override line no chosen job has yet (each
@@ -183,7 +210,7 @@ def check_sweep(config: DictConfig, compose=None) -> int:
     covered: set[str] = set()
     chosen: list[list[str]] = []
     for job in jobs:
-        signature = _check_signature(job, Path(CONF_DIR))
+        signature = _check_signature(job, pair_files)
         if signature in signatures and covered.issuperset(job):
             continue
         signatures.add(signature)
@@ -206,9 +233,10 @@ def check_sweep(config: DictConfig, compose=None) -> int:
         raise ConfigCompositionException(
             f"kml-run: no job was started; fix the config first.\n{text}"
         )
-    from runners.launch_compose import mark_checked
+    if loader is not None:
+        from runners.launch_compose import mark_checked
 
-    mark_checked(jobs)
+        mark_checked(loader, jobs)
     return len(chosen)
 
 

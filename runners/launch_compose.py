@@ -90,14 +90,15 @@ def _load_configuration(
     return copy.deepcopy(cfg)
 
 
-# Jobs whose every config file the sweep check (runners.callbacks.check_sweep) has
-# composed and checked in this process: Hydra's batch check skips exactly these.
-_CHECKED: set[tuple[str, ...]] = set()
+# Per loader (so per sweep: Hydra makes one per ``hydra.main`` or ``initialize``), the
+# jobs whose every config file the sweep check (runners.callbacks.check_sweep)
+# composed and checked: Hydra's batch check skips exactly these.
+_CHECKED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def mark_checked(jobs: Iterable[Sequence[str]]) -> None:
-    """Record ``jobs`` (override lists) as checked by the sweep check."""
-    _CHECKED.update(tuple(job) for job in jobs)
+def mark_checked(loader: ConfigLoaderImpl, jobs: Iterable[Sequence[str]]) -> None:
+    """Record ``jobs`` (override lists) as checked by the sweep check of ``loader``."""
+    _CHECKED.setdefault(loader, set()).update(tuple(job) for job in jobs)
 
 
 def _validate_batch_is_legal(self: Sweeper, batch: Sequence[Sequence[str]]) -> None:
@@ -105,11 +106,18 @@ def _validate_batch_is_legal(self: Sweeper, batch: Sequence[Sequence[str]]) -> N
 
     Hydra composes every job of a batch before launching any (~0.1 s each); the
     sweep check has composed one job per checked signature and per override line,
-    so every config file these jobs name, and the launcher composes each job again
-    where it runs (a failure there is that job's recorded error). Jobs it has not
-    seen (another sweeper, a batch it did not expand) get Hydra's check.
+    so every config file these jobs name (and every dataset-method pair file). Jobs
+    it has not seen (another loader, another sweeper, a batch it did not expand) get
+    Hydra's check. The launcher composes each job again where it runs; a job that
+    fails there stops the sweep (Hydra's launchers raise), with the records of the
+    finished jobs kept, so the sweep check must not miss a failure: it relies on
+    dataset and method files writing only into their own package
+    (``tests/runners/test_config_checks.py``).
     """
-    unchecked = [job for job in batch if tuple(job) not in _CHECKED]
+    context = getattr(self, "hydra_context", None)
+    loader = context.config_loader if context is not None else self.config_loader
+    checked = _CHECKED.get(loader, ())
+    unchecked = [job for job in batch if tuple(job) not in checked]
     if unchecked:
         _original_validate(self, unchecked)
 
@@ -125,4 +133,3 @@ def uninstall() -> None:
     """Hydra's own ``load_configuration`` and batch check again (tests)."""
     ConfigLoaderImpl.load_configuration = _original
     Sweeper.validate_batch_is_legal = _original_validate
-    _CHECKED.clear()

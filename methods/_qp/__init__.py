@@ -116,7 +116,10 @@ def _ipm_cost(n: int, rank: int | None) -> float:
 # and idx) costs ~1/40 of a sha1 of K and is exact integer arithmetic, so it does
 # not depend on memory layout or alignment; the sha1 digest of K, s, p and idx, taken
 # only when a fingerprint matches or an IPM result is stored, decides identity as
-# before. Hashing K on every solve cost ~13% of mlsvm Table I's wdbc sweep.
+# before. Hashing K on every solve cost ~13% of mlsvm Table I's wdbc sweep. The
+# skip decisions equal those of the earlier memo (every problem, with a flag) while
+# fewer than _PATH_MEMO_SIZE problems separate two C values of one problem (a grid
+# search over C: inner splits x other parameter values, 50 in mlsvm Table I).
 _PATH_MEMO: OrderedDict = OrderedDict()
 _PATH_MEMO_SIZE = 256  # problems; a 10-fold inner grid search needs 10
 

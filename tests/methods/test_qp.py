@@ -394,6 +394,65 @@ def test_auto_path_remembers_only_ipm_problems(path_memo):
     assert len(path_memo) == 1
 
 
+def test_auto_path_decisions_equal_the_all_problems_memo(path_memo, monkeypatch):
+    """The memo keeps only IPM problems now; before, it kept every problem (most
+    recent last, the same 256 slots) with a flag. While fewer than 256 problems
+    separate two C values of one problem (a grid search over C on 10 inner splits
+    with up to 25 other parameter values: Table I's SVM-FDA has 5 lams), the two
+    make the same skip decisions. Checked on grid-search orders against the old
+    rule, with a fake solver whose SMO/IPM outcome depends on the problem and C."""
+    from collections import OrderedDict
+
+    import methods._qp as qp
+
+    rng = np.random.default_rng(0)
+    problems = {}
+    for split in range(10):
+        for lam in range(5):
+            K = rng.standard_normal((6, 6))
+            problems[split, lam] = (K @ K.T, rng.integers(1, 5))  # IPM from C index
+    Cs = [0.1, 1.0, 10.0, 100.0, 1000.0]
+    decisions = []
+
+    def fake_auto(problem, *, tol, max_iter, z0, skip_smo=False):
+        decisions.append(skip_smo)
+        c_index = Cs.index(float(problem.U[0]))
+        ipm = c_index >= problem.ipm_from
+        return qp.QPResult(
+            z=np.zeros(problem.n_vars), rho=0.0, objective=0.0, n_iter=0,
+            converged=True, solver="ipm" if ipm else "smo", info={},
+        )
+
+    monkeypatch.setattr(qp, "_solve_auto", fake_auto)
+    old_memo: OrderedDict = OrderedDict()
+    old_decisions = []
+    for _repeat in range(2):  # a second grid search in the same process
+        for C in Cs:
+            for lam in range(5):
+                for split in range(10):
+                    K, ipm_from = problems[split, lam]
+                    y = np.array([1.0, -1.0] * 3)
+                    problem = csvm_dual(K, y, C)
+                    problem.ipm_from = ipm_from
+                    # the old rule
+                    key = qp._path_key(problem)
+                    skip = any(
+                        ipm and np.all(U <= problem.U) and np.any(U < problem.U)
+                        for U, ipm in old_memo.get(key, ())
+                    )
+                    old_decisions.append(skip)
+                    went_ipm = Cs.index(C) >= ipm_from
+                    runs = old_memo.setdefault(key, [])
+                    old_memo.move_to_end(key)
+                    if not any(np.array_equal(U, problem.U) for U, _ in runs):
+                        runs.append((problem.U.copy(), went_ipm))
+                    while len(old_memo) > qp._PATH_MEMO_SIZE:
+                        old_memo.popitem(last=False)
+                    solve_box_qp(problem, solver="auto_path")
+    assert decisions == old_decisions
+    assert 0 < sum(decisions) < len(decisions)  # some skips, some not
+
+
 def test_auto_path_after_smo_c_runs_smo(path_memo):
     # A smaller C that SMO solved is no reason to skip SMO.
     X, y = _data(1, n=60)

@@ -158,6 +158,16 @@ def test_sweep_summary_counts_and_exit_status(tmp_path):
              "search.grids.default.C=[]"],
             "search.grids.default.C=[]: must be a non-empty list",
         ),
+        # a bad name in one of several swept values: the sweep check composes one
+        # job per override line, since Hydra's own batch check skips its jobs
+        (
+            ["-m", "dataset=sonar", "method=svm,svmx", "protocol=smoke"],
+            "Could not find 'method/svmx'",
+        ),
+        (
+            ["-m", "dataset=sonar,wpbcx", "method=svm", "protocol=smoke"],
+            "Could not find 'dataset/wpbcx'",
+        ),
     ],
 )
 def test_bad_config_stops_before_any_job(tmp_path, args, message):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hydra.errors import ConfigCompositionException
 
@@ -103,3 +105,31 @@ def test_refit_on_train_is_accepted_with_a_validation_split():
     )
     validate_config(cfg)
     assert key_config(cfg)["protocol"]["refit_on"] == "train"
+
+
+def test_dataset_and_method_files_write_only_into_their_own_package():
+    """The sweep check composes one job per override line, not every (dataset,
+    method) pair, and Hydra's batch check then skips the sweep's jobs
+    (runners.launch_compose): sound only while a dataset or method file cannot
+    change another group's config, i.e. has no ``@package`` header and no
+    defaults list reaching outside its group. Pair-specific settings belong in
+    conf/dataset_method/ (then every pair is checked)."""
+    from pathlib import Path
+
+    import yaml
+
+    from runners.run import CONF_DIR
+
+    offenders = []
+    for group in ("dataset", "method"):
+        for path in sorted((Path(CONF_DIR) / group).rglob("*.yaml")):
+            text = path.read_text()
+            defaults = (yaml.safe_load(text) or {}).get("defaults", [])
+            # a plain name is a file of the same group (base_dataset); a mapping
+            # or an absolute path (/kernel: ...) reaches another group
+            outside = [
+                d for d in defaults if not isinstance(d, str) or d.startswith("/")
+            ]
+            if re.search(r"^#\s*@package", text, re.M) or outside:
+                offenders.append(str(path.relative_to(CONF_DIR)))
+    assert offenders == []

@@ -147,3 +147,43 @@ def test_batch_check_skips_only_the_jobs_the_sweep_check_covered(loader):
     other = [*jobs[0][:-1], "seed=7"]
     Sweeper.validate_batch_is_legal(sweeper, [other])
     assert len(calls) == n + 1
+
+
+def test_pair_file_on_a_searchpath_is_composed_by_the_sweep_check(loader, tmp_path):
+    """A dataset_method pair file makes one (dataset, method) pair differ from the
+    others; found through the loader (here on a searchpath, not in conf/), every
+    pair is checked, so a broken pair file stops the sweep before any job."""
+    from runners.callbacks import check_sweep, sweep_jobs
+
+    pair_dir = tmp_path / "extra" / "dataset_method"
+    pair_dir.mkdir(parents=True)
+    (pair_dir / "wpbc_svmm.yaml").write_text("defaults:\n  - /kernel: no_such_kernel\n")
+    load, calls = loader
+    overrides = [
+        "dataset=sonar,wpbc",
+        "method=svm,svmm",
+        f"hydra.searchpath=[file://{tmp_path / 'extra'}]",
+    ]
+    cfg = load.load_configuration("config", overrides, RunMode.MULTIRUN)
+    assert len(sweep_jobs(cfg)) == 4
+    with pytest.raises(ConfigCompositionException, match="no_such_kernel"):
+        check_sweep(cfg)
+    assert load not in lc._CHECKED  # nothing marked: Hydra's own check stays
+
+
+def test_checked_jobs_belong_to_one_loader(loader):
+    """Jobs checked by one sweep's loader are not skipped for another loader."""
+    from types import SimpleNamespace
+
+    from hydra.plugins.sweeper import Sweeper
+
+    load, calls = loader
+    cfg = load.load_configuration("config", JOB, RunMode.MULTIRUN)
+    lc.mark_checked(load, [JOB])
+    other = ConfigLoaderImpl(config_search_path=load.config_search_path)
+    sweeper = SimpleNamespace(
+        hydra_context=SimpleNamespace(config_loader=other), config=cfg
+    )
+    n = len(calls)
+    Sweeper.validate_batch_is_legal(sweeper, [JOB])
+    assert len(calls) == n + 1
