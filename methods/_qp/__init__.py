@@ -140,19 +140,15 @@ def _path_key(problem: BoxQP) -> str:
     return digest.hexdigest()
 
 
-def _ipm_seen_below(fingerprint: tuple, problem: BoxQP) -> bool:
+def _ipm_seen_below(fingerprint: tuple, key: str | None, U: np.ndarray) -> bool:
     """A smaller box (``U' <= U``, ``U' != U``) of the same problem went to the IPM."""
-    runs = _PATH_MEMO.get(fingerprint)
-    if not runs:
-        return False
-    key, U = _path_key(problem), problem.U
     return any(
-        k == key and np.all(U_prev <= U) and np.any(U_prev < U) for k, U_prev in runs
+        k == key and np.all(U_prev <= U) and np.any(U_prev < U)
+        for k, U_prev in _PATH_MEMO.get(fingerprint, ())
     )
 
 
-def _remember_ipm(fingerprint: tuple, problem: BoxQP) -> None:
-    key, U = _path_key(problem), problem.U
+def _remember_ipm(fingerprint: tuple, key: str, U: np.ndarray) -> None:
     runs = _PATH_MEMO.setdefault(fingerprint, [])
     _PATH_MEMO.move_to_end(fingerprint)
     if not any(k == key and np.array_equal(U_prev, U) for k, U_prev in runs):
@@ -165,15 +161,18 @@ def _solve_auto_path(
     problem: BoxQP, *, tol: float, max_iter: int | None, z0: np.ndarray | None
 ) -> QPResult:
     fingerprint = _path_fingerprint(problem)
+    # The digest only when the fingerprint is known or an IPM result is stored,
+    # and then once.
+    key = _path_key(problem) if fingerprint in _PATH_MEMO else None
     res = _solve_auto(
         problem,
         tol=tol,
         max_iter=max_iter,
         z0=z0,
-        skip_smo=_ipm_seen_below(fingerprint, problem),
+        skip_smo=_ipm_seen_below(fingerprint, key, problem.U),
     )
     if res.solver != "smo":
-        _remember_ipm(fingerprint, problem)
+        _remember_ipm(fingerprint, key or _path_key(problem), problem.U)
     return res
 
 
