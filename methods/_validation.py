@@ -142,3 +142,85 @@ def check_psd_kernel(K: np.ndarray, *, what: str = "training kernel matrix") -> 
     # No certificate: the exact rule (rebuild S, the factorization overwrote it).
     _symmetrize_into(S, K)
     _check_from_eigenvalues(S, asym, eps, what)
+
+
+def is_clean_float_matrix(X: object, min_samples: int) -> bool:
+    """True for a 2-D float64 ndarray with ``min_samples`` rows, a column, all finite.
+
+    The finiteness test is scikit-learn's own first test (a finite sum); a sum that
+    is not finite sends the input to the full check, which names the bad value.
+    """
+    if not (
+        type(X) is np.ndarray
+        and X.dtype == np.float64
+        and X.ndim == 2
+        and X.shape[0] >= min_samples
+        and X.shape[1] >= 1
+    ):
+        return False
+    with np.errstate(over="ignore", invalid="ignore"):
+        return bool(np.isfinite(X.sum()))
+
+
+def validate_float_input(
+    estimator: object,
+    X: object,
+    y: object = "no_validation",
+    *,
+    reset: bool = True,
+    ensure_min_samples: int = 1,
+):
+    """scikit-learn's ``validate_data(..., dtype=np.float64)``, fast for clean input.
+
+    A grid search fits an estimator thousands of times on arrays that are already
+    float64, finite and unnamed; scikit-learn's checks then cost about as much as
+    a small QP (its dataframe probes, ~0.3 ms per call; issue 14). For such input
+    -- ``X`` a 2-D float64 ndarray with a finite sum and enough rows, ``y`` (if
+    given) a 1-D integer ndarray of the same length, and at predict time an
+    estimator fitted on as many unnamed features -- this returns what
+    ``validate_data`` returns (``X`` itself; ``y`` as a C-contiguous 1-D array) and
+    sets or checks ``n_features_in_`` and ``feature_names_in_`` as it does.
+    Everything else goes through ``validate_data``, with its errors.
+
+    Parameters
+    ----------
+    estimator : estimator instance
+    X : object
+    y : object, default="no_validation"
+        As for ``validate_data``: "no_validation" validates ``X`` only.
+    reset : bool, default=True
+        True in ``fit`` (sets ``n_features_in_``), False in ``predict``.
+    ensure_min_samples : int, default=1
+
+    Returns
+    -------
+    X, or (X, y)
+    """
+    no_y = isinstance(y, str) and y == "no_validation"
+    fast = is_clean_float_matrix(X, ensure_min_samples)
+    if fast and not no_y:
+        fast = (
+            type(y) is np.ndarray
+            and y.ndim == 1
+            and y.dtype.kind in "iu"
+            and y.shape[0] == X.shape[0]
+        )
+    if fast and not reset:
+        fast = getattr(estimator, "n_features_in_", None) == X.shape[1] and not hasattr(
+            estimator, "feature_names_in_"
+        )
+    if not fast:
+        from sklearn.utils.validation import validate_data
+
+        return validate_data(
+            estimator,
+            X,
+            y,
+            reset=reset,
+            dtype=np.float64,
+            ensure_min_samples=ensure_min_samples,
+        )
+    if reset:
+        estimator.__dict__.pop("feature_names_in_", None)
+        estimator.n_features_in_ = X.shape[1]
+    return X if no_y else (X, np.ascontiguousarray(y))

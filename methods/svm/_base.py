@@ -29,7 +29,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_array, check_is_fitted, validate_data
+from sklearn.utils.validation import check_array, check_is_fitted
 
 from methods._kernels import KernelEstimatorMixin
 from methods._multiclass import (
@@ -39,7 +39,11 @@ from methods._multiclass import (
     predict_from_decision,
 )
 from methods._qp import SOLVERS, BoxQP, solve_box_qp
-from methods._validation import check_psd_kernel
+from methods._validation import (
+    check_psd_kernel,
+    is_clean_float_matrix,
+    validate_float_input,
+)
 
 #: Named kernels of :func:`methods._kernels.pairwise_kernel` plus the Gram-matrix
 #: input; "callable" stands for any callable ``kernel(X, Y)``.
@@ -146,7 +150,7 @@ class BaseKernelSVM(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
             )
 
     def _validate_fit_input(self, X, y) -> tuple[np.ndarray, np.ndarray]:
-        X, y = validate_data(self, X, y, dtype=np.float64)
+        X, y = validate_float_input(self, X, y)
         if self._precomputed and X.shape[0] != X.shape[1]:
             raise ValueError(
                 "Precomputed matrix must be a square matrix. Input is a "
@@ -156,7 +160,7 @@ class BaseKernelSVM(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     def _validate_test_input(self, X) -> np.ndarray:
         if self._precomputed:
-            X = check_array(X, dtype=np.float64)
+            X = X if is_clean_float_matrix(X, 1) else check_array(X, dtype=np.float64)
             n_train = self.dual_coef_.shape[1]
             if X.shape[1] != n_train:
                 raise ValueError(
@@ -166,7 +170,7 @@ class BaseKernelSVM(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
                     f"(n_test, n_train) = (n_test, {n_train}); got a "
                     f"{X.shape[0]}x{X.shape[1]} matrix."
                 )
-        return validate_data(self, X, dtype=np.float64, reset=False)
+        return validate_float_input(self, X, reset=False)
 
     # ------------------------------------------------------------------- fit
     def fit(self, X, y) -> BaseKernelSVM:
