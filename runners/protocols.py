@@ -3,9 +3,10 @@
 The outer splits depend on the dataset, the protocol and the seed only (never on the
 method), so every method of a table is evaluated on the same folds; the runner seeds
 the inner splits the same way, so every method also selects its parameters on the
-same inner folds. Inner selection uses
-scikit-learn's ``GridSearchCV`` on the outer training part; with a precomputed kernel
-its ``_safe_split`` slices rows and columns of the Gram matrix.
+same inner folds. Inner selection is a grid search on the outer training part
+(:class:`runners.grid_search.SplitOnceGridSearch`: scikit-learn's ``GridSearchCV``
+with each inner split sliced once); with a precomputed kernel ``_safe_split``
+slices rows and columns of the Gram matrix.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import (
-    GridSearchCV,
     KFold,
     ShuffleSplit,
     StratifiedKFold,
@@ -30,6 +30,7 @@ from sklearn.utils import get_tags
 from sklearn.utils.metaestimators import _safe_split
 
 from runners.checkpoints import SplitCheckpoints
+from runners.grid_search import SplitOnceGridSearch
 from runners.scoring import search_scoring
 from runners.seeds import seed_from
 
@@ -259,14 +260,12 @@ def sequential_search(
     inner_err: dict[str, float] = {}
     search = None
     for k, stage in enumerate(stages):
-        search = GridSearchCV(
+        search = SplitOnceGridSearch(
             clone(estimator).set_params(**best),
             param_grid={p: list(v) for p, v in stage.items()},
             cv=cv,
             scoring=scoring,
             refit=k == len(stages) - 1,
-            n_jobs=1,
-            error_score="raise",
         )
         search.fit(X, y)
         best.update(search.best_params_)
@@ -336,14 +335,12 @@ def evaluate_split(
                 _inner_cv(y_tr, protocol, seed_parts), scoring,
             )
         elif grid_size(grid) > 1:
-            search = GridSearchCV(
+            search = SplitOnceGridSearch(
                 clone(estimator),
                 param_grid={k: list(v) for k, v in grid.items()},
                 cv=_inner_cv(y_tr, protocol, seed_parts),
                 scoring=search_scoring(scoring),
                 refit=True,
-                n_jobs=1,
-                error_score="raise",
             )
             search.fit(X_tr, y_tr)
             model = search.best_estimator_
