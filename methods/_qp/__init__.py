@@ -64,8 +64,10 @@ linear (``benchmarks/README.md``). The memory is per process (the last
 ``_PATH_MEMO_SIZE`` problems that went to the IPM, identified by a digest of their
 arrays), so a fit's path
 depends on which smaller-C fits of the same data ran before it in the process:
-the same in every run of a grid search (GridSearchCV fits every split of one C
-before the next C), but a lone fit takes the "auto" path.
+the same in every run of a grid search (the runner's search fits every C of one
+inner split, in the grid's order, before the next split; GridSearchCV every split
+of one C before the next C: both see each smaller C of a problem first), but a
+lone fit takes the "auto" path.
 
 ``tol`` means the same for "smo", "ipm" and "auto": the final maximal KKT violation
 ``m(z) - M(z) <= tol`` (the IPM is polished by SMO to it). For "cvxopt" it is

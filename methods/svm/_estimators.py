@@ -326,10 +326,12 @@ def within_class_scatter(X: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 # SVM-FDA's transform and transformed Gram matrix depend only on (Z, y, lam), not
 # on C: a grid search over C on one fold reuses them. Keyed by a digest of the
-# arrays' bytes, so a hit returns exactly what would be recomputed. GridSearchCV
-# runs every inner split of one (C, lam) before the next lam, so a transform is
-# asked for again only after (number of lams) x (inner splits) others (mlsvm
-# Table I: 5 x 10 = 50): the cache holds that many, bounded by their bytes.
+# arrays' bytes, so a hit returns exactly what would be recomputed. The runner's
+# search fits every (C, lam) of one inner split before the next split, so a
+# transform is asked for again after (number of lams) others; GridSearchCV runs
+# every inner split of one (C, lam) before the next lam, so there a transform comes
+# back after (number of lams) x (inner splits) others (mlsvm Table I: 5 x 10 = 50):
+# the cache holds that many, bounded by their bytes.
 _TRANSFORM_CACHE: OrderedDict = OrderedDict()
 _TRANSFORM_CACHE_SIZE = 128
 _TRANSFORM_CACHE_MAX_BYTES = 32 * 2**20  # per entry (Q and the factor of M)
