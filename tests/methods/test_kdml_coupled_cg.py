@@ -43,7 +43,10 @@ def test_coupled_solve_equals_cholesky_where_block_jacobi_crawls():
     assert info_cpl.get("coupled") and "fallback" not in info_cpl
     assert info_jac["cg_iter"] > info_cpl["cg_iter"]
     scale = np.abs(C_ref).max()
-    np.testing.assert_allclose(C_cpl, C_ref, rtol=0, atol=1e-8 * scale)
+    # CG stops at a relative residual of 1e-11; the system's condition number is
+    # ~2.3e4, so the error bound is ~2.3e-7 relative (an AVX2 machine gave 6e-8,
+    # over the 1e-8 this test used to ask, which held on others by luck)
+    np.testing.assert_allclose(C_cpl, C_ref, rtol=0, atol=5e-7 * scale)
 
 
 def test_bounded_fits_are_unchanged():
