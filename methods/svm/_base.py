@@ -129,6 +129,18 @@ class BaseKernelSVM(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.max_iter = max_iter
         self.check_psd = check_psd
 
+    @classmethod
+    def _get_param_names(cls) -> list[str]:
+        # A class's constructor parameters never change, but scikit-learn inspects
+        # its signature on every get_params, and clone calls that twice per fit:
+        # ~0.5 ms of a grid search's small fits. Kept per class (subclasses add
+        # parameters), in the class's own __dict__.
+        names = cls.__dict__.get("_param_names_memo")
+        if names is None:
+            names = tuple(super()._get_param_names())
+            cls._param_names_memo = names
+        return list(names)
+
     # ----------------------------------------------------------------- hooks
     def _binary_problem(
         self, K: np.ndarray, y: np.ndarray, X: np.ndarray | None

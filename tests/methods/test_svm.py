@@ -458,3 +458,32 @@ def test_svmfda_fit_builds_no_gram_matrix(wdbc, monkeypatch):
 
     monkeypatch.setattr(SVMFDA, "_gram", no_gram)
     SVMFDA(C=1.0, lam=0.5).fit(X, y).predict(X)
+
+
+def test_param_names_memo_is_per_class_and_equals_sklearns():
+    """The memo of constructor parameters gives scikit-learn's names per class."""
+    from sklearn.base import BaseEstimator, clone
+
+    from methods.svm._base import BaseKernelSVM
+
+    def inspected(cls):
+        return BaseEstimator._get_param_names.__func__(cls)
+
+    classes = list(BaseKernelSVM.__subclasses__())
+    for cls in classes:
+        cls._get_param_names()  # memoize the parents first
+
+    class WithExtra(SVM):
+        def __init__(self, C=1.0, *, extra=3, **kwargs):
+            self.extra = extra
+            super().__init__(C=C, **kwargs)
+
+    for cls in [*classes, WithExtra]:
+        assert cls._get_param_names() == inspected(cls)
+        names = cls._get_param_names()
+        names.append("mutated")  # a caller's list, not the memo
+        assert cls._get_param_names() == inspected(cls)
+    assert "extra" in WithExtra._get_param_names()
+    assert "extra" not in SVM._get_param_names()
+    est = clone(WithExtra(C=5.0, extra=7))
+    assert est.get_params()["extra"] == 7 and est.C == 5.0
