@@ -57,11 +57,15 @@ def encode_classes(y: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
     y_idx : ndarray of shape (n_samples,)
         Index into ``classes`` of every label.
     """
-    if not (isinstance(y, np.ndarray) and y.ndim == 1 and y.dtype.kind in "iu"):
-        # 1-D integers are always "binary" or "multiclass" targets: the check
-        # (~0.8 ms, a grid search's thousands of fits) cannot fail on them
+    integers = isinstance(y, np.ndarray) and y.ndim == 1 and y.dtype.kind in "iu"
+    if not integers:
         check_classification_targets(y)
     classes, y_idx = np.unique(y, return_inverse=True)
+    if integers and y.shape[0] > 20 and classes.shape[0] > round(0.5 * y.shape[0]):
+        # 1-D integers are always "binary" or "multiclass" targets, so the check
+        # (~0.8 ms, in a grid search's thousands of fits) cannot fail on them;
+        # it only warns, when there are more classes than half the samples
+        check_classification_targets(y)
     if classes.shape[0] < 2:
         raise ValueError(
             f"{name} needs samples of at least 2 classes; y has only one class "

@@ -15,22 +15,29 @@ Everything a caller reads is ``GridSearchCV``'s, bit for bit: each fit gets
 them and the first best wins, the best candidate is refitted on all of ``X``.
 Only the order of the fits differs (split by split), which changes no result of
 the project's estimators: each fit starts from a clone, and the caches that
-outlive a fit (SVM-FDA's transform, ``solver="auto_path"``'s memory of IPM
-problems) return what would be recomputed and are keyed by the data of one
-split (``tests/runners/test_grid_search.py`` compares the two searches).
+outlive a fit (SVM-FDA's transform, the kNN metric learners', kdml's set-ups)
+return what would be recomputed. ``solver="auto_path"``'s memory of IPM problems
+is the one order-dependent state: it decides the same in both orders while it
+holds every smaller-C problem of the split, which GridSearchCV's order needs
+(pairs x other grid values x inner splits) of its 256 slots for (50 in mlsvm
+Table I, the only sweep that uses it) and this order far fewer.
+``tests/runners/test_grid_search.py`` compares the two searches.
 """
 
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 from scipy.stats import rankdata
-from sklearn.base import clone
+from sklearn.base import clone, is_classifier
+from sklearn.externals import array_api_extra as xpx
 from sklearn.metrics import check_scoring
-from sklearn.model_selection import ParameterGrid
+from sklearn.model_selection import ParameterGrid, check_cv
+from sklearn.utils import get_tags
 from sklearn.utils.metaestimators import _safe_split
 
 
@@ -83,22 +90,46 @@ class SplitOnceGridSearch:
             else check_scoring(base, scoring=self.scoring)
         )
         candidates = list(ParameterGrid(dict(self.param_grid)))
-        splits = list(self.cv.split(X, y))
+        cv = check_cv(self.cv, y, classifier=is_classifier(base))
+        splits = list(cv.split(X, y))
+        if not candidates or not splits:
+            raise ValueError(
+                "No fits were performed. Was the CV iterator empty? "
+                "Were there no candidates?"
+            )
         scores = np.empty((len(candidates), len(splits)))
         for s, (train, test) in enumerate(splits):
-            X_train, y_train = _safe_split(base, X, y, train)
-            X_test, y_test = _safe_split(base, X, y, test, train)
+            # sliced once per split and per value of the pairwise tag (a candidate
+            # may switch it, e.g. kernel="precomputed"), by the candidate, as
+            # GridSearchCV's _fit_and_score slices
+            parts: dict[bool, tuple] = {}
             for c, params in enumerate(candidates):
                 model = clone(base).set_params(**clone(params, safe=False))
-                model.fit(X_train, y_train)
-                scores[c, s] = scorer(model, X_test, y_test)
+                pairwise = get_tags(model).input_tags.pairwise
+                if pairwise not in parts:
+                    parts[pairwise] = (
+                        *_safe_split(model, X, y, train),
+                        *_safe_split(model, X, y, test, train),
+                    )
+                X_train, y_train, X_test, y_test = parts[pairwise]
+                # GridSearchCV runs each fit under its own catch_warnings (joblib's
+                # delayed call), so a "default" warning shows once per fit
+                with warnings.catch_warnings():
+                    model.fit(X_train, y_train)
+                    scores[c, s] = scorer(model, X_test, y_test)
         means = np.average(scores, axis=1)
+        if np.any(~np.isfinite(means)):
+            warnings.warn(
+                f"One or more of the test scores are non-finite: {means}",
+                category=UserWarning,
+                stacklevel=2,
+            )
         if np.isnan(means).all():
-            ranks = np.ones(len(means), dtype=np.int32)
+            ranks = np.ones_like(means, dtype=np.int32)
         else:
-            # as GridSearchCV: a NaN mean ties with the worst
-            filled = np.where(np.isnan(means), np.nanmin(means) - 1, means)
-            ranks = rankdata(-filled, method="min").astype(np.int32)
+            # as GridSearchCV: NaN ties with the worst, infinities made finite
+            filled = xpx.nan_to_num(means, fill_value=np.nanmin(means) - 1)
+            ranks = rankdata(-filled, method="min").astype(np.int32, copy=False)
         self.cv_results_ = {
             "params": candidates,
             "mean_test_score": means,
@@ -108,7 +139,7 @@ class SplitOnceGridSearch:
         self.n_splits_ = len(splits)
         self.best_index_ = int(ranks.argmin())
         self.best_params_ = candidates[self.best_index_]
-        self.best_score_ = float(means[self.best_index_])
+        self.best_score_ = means[self.best_index_]
         if self.refit:
             self.best_estimator_ = clone(base).set_params(
                 **clone(self.best_params_, safe=False)

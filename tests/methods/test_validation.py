@@ -158,3 +158,14 @@ def test_svm_precomputed_predict_keeps_its_shape_message():
         svm.predict(K),
         SVM(kernel="precomputed").fit(K.tolist(), Y_INT.tolist()).predict(K.tolist()),
     )
+
+
+@pytest.mark.parametrize("n, n_classes", [(30, 20), (30, 15), (20, 20), (40, 3)])
+def test_encode_classes_warns_as_sklearn_on_many_classes(n, n_classes):
+    """scikit-learn's warning for more classes than half the samples is kept."""
+    from sklearn.utils.multiclass import check_classification_targets
+
+    y = np.arange(n) % n_classes
+    got = _outcome(lambda: encode_classes(y, "SVM"))
+    want = _outcome(lambda: check_classification_targets(y))
+    assert got[2] == want[2]

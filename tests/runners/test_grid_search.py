@@ -111,3 +111,96 @@ def test_each_split_is_sliced_once(monkeypatch):
         SVM(kernel="precomputed"), C_GRID, cv=StratifiedKFold(3), scoring="accuracy"
     ).fit(K, Y)
     assert len(calls) == 2 * 3  # train and test part of each split, not per C
+
+
+class _ScoreByC:
+    """A scorer giving each C its own (possibly non-finite) score."""
+
+    def __init__(self, by_c):
+        self.by_c = by_c
+
+    def __call__(self, estimator, X, y):
+        return self.by_c[estimator.C]
+
+
+@pytest.mark.parametrize(
+    "by_c",
+    [
+        {0.1: -np.inf, 1.0: np.nan, 10.0: 0.5, 100.0: 0.2},
+        {0.1: np.nan, 1.0: -np.inf, 10.0: np.nan, 100.0: -np.inf},
+        {0.1: np.nan, 1.0: np.nan, 10.0: np.nan, 100.0: np.nan},
+        {0.1: np.inf, 1.0: 0.3, 10.0: np.nan, 100.0: np.inf},
+    ],
+)
+def test_non_finite_scores_rank_and_warn_as_gridsearchcv(by_c):
+    cv = StratifiedKFold(3)
+    est = SVM(kernel="precomputed")
+    with warnings.catch_warnings(record=True) as ref_w:
+        warnings.simplefilter("always")
+        ref = GridSearchCV(
+            est, C_GRID, cv=cv, scoring=_ScoreByC(by_c), error_score="raise"
+        ).fit(K, Y)
+    with warnings.catch_warnings(record=True) as our_w:
+        warnings.simplefilter("always")
+        ours = SplitOnceGridSearch(est, C_GRID, cv=cv, scoring=_ScoreByC(by_c)).fit(
+            K, Y
+        )
+    np.testing.assert_array_equal(
+        ours.cv_results_["rank_test_score"], ref.cv_results_["rank_test_score"]
+    )
+    assert ours.best_index_ == ref.best_index_
+    non_finite = [str(w.message) for w in ref_w if "non-finite" in str(w.message)]
+    assert non_finite
+    assert [str(w.message) for w in our_w if "non-finite" in str(w.message)] == (
+        non_finite
+    )
+
+
+class _WarnsInFit(SVM):
+    def fit(self, X, y):
+        warnings.warn("a fit-time notice", UserWarning, stacklevel=2)
+        return super().fit(X, y)
+
+
+def test_a_default_warning_shows_once_per_fit_as_in_gridsearchcv():
+    """GridSearchCV fits under catch_warnings: "default" warnings repeat per fit.
+
+    With the project's scorer (scikit-learn's own scorers enter catch_warnings
+    themselves, which would hide the difference).
+    """
+    counts = []
+    for search in (GridSearchCV, SplitOnceGridSearch):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.resetwarnings()
+            warnings.simplefilter("default")
+            search(
+                _WarnsInFit(kernel="precomputed"),
+                C_GRID,
+                cv=StratifiedKFold(3),
+                scoring=search_scoring("accuracy"),
+            ).fit(K, Y)
+        counts.append(sum("fit-time notice" in str(w.message) for w in caught))
+    assert counts[0] == counts[1] == 4 * 3 + 1
+
+
+def test_a_candidate_that_switches_the_pairwise_tag_is_sliced_as_gridsearchcv():
+    grid = {"kernel": ["linear", "precomputed"], "C": [1.0, 10.0]}
+    cv = StratifiedKFold(3)
+    ref = GridSearchCV(SVM(kernel="linear"), grid, cv=cv, scoring="accuracy").fit(K, Y)
+    ours = SplitOnceGridSearch(SVM(kernel="linear"), grid, cv=cv, scoring="accuracy")
+    ours.fit(K, Y)
+    np.testing.assert_array_equal(
+        ours.cv_results_["mean_test_score"], ref.cv_results_["mean_test_score"]
+    )
+    assert ours.best_params_ == ref.best_params_
+
+
+def test_no_split_is_an_error():
+    class NoSplits(StratifiedKFold):
+        def split(self, X, y=None, groups=None):
+            return iter(())
+
+    with pytest.raises(ValueError, match="No fits were performed"):
+        SplitOnceGridSearch(
+            SVM(kernel="precomputed"), C_GRID, cv=NoSplits(3), scoring="accuracy"
+        ).fit(K, Y)
