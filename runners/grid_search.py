@@ -7,7 +7,8 @@ fit, and ``_safe_indexing`` probes ``y`` for dataframe libraries each time (~0.3
 a call): in mlsvm Table I's SVM-FDA cells, 250 fits per outer fold each slice
 anew what 10 slices would give. :class:`SplitOnceGridSearch` takes the splits
 outermost and slices each once with ``_safe_split`` (the same function, so the
-same arrays), then fits every candidate on them.
+same arrays; once per value of the candidates' pairwise tag, as a grid over
+``kernel`` may switch it), then fits every candidate on them.
 
 Everything a caller reads is ``GridSearchCV``'s, bit for bit: each fit gets
 ``clone(estimator).set_params(**candidate)``, ``mean_test_score`` is
@@ -19,8 +20,8 @@ outlive a fit (SVM-FDA's transform, the kNN metric learners', kdml's set-ups)
 return what would be recomputed. ``solver="auto_path"``'s memory of IPM problems
 is the one order-dependent state: it decides the same in both orders while it
 holds every smaller-C problem of the split, which GridSearchCV's order needs
-(pairs x other grid values x inner splits) of its 256 slots for (50 in mlsvm
-Table I, the only sweep that uses it) and this order far fewer.
+(pairs x other grid values x inner splits) of its 256 slots for (at most 50 in
+mlsvm Table I's binary problems) and this order far fewer.
 ``tests/runners/test_grid_search.py`` compares the two searches.
 """
 
