@@ -99,6 +99,8 @@ class SplitOnceGridSearch:
                 "Were there no candidates?"
             )
         scores = np.empty((len(candidates), len(splits)))
+        # a candidate's tags depend on its parameters only: read once, not per split
+        pairwise_of: list[bool | None] = [None] * len(candidates)
         for s, (train, test) in enumerate(splits):
             # sliced once per split and per value of the pairwise tag (a candidate
             # may switch it, e.g. kernel="precomputed"), by the candidate, as
@@ -106,7 +108,9 @@ class SplitOnceGridSearch:
             parts: dict[bool, tuple] = {}
             for c, params in enumerate(candidates):
                 model = clone(base).set_params(**clone(params, safe=False))
-                pairwise = get_tags(model).input_tags.pairwise
+                if pairwise_of[c] is None:
+                    pairwise_of[c] = get_tags(model).input_tags.pairwise
+                pairwise = pairwise_of[c]
                 if pairwise not in parts:
                     parts[pairwise] = (
                         *_safe_split(model, X, y, train),
