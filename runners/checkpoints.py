@@ -97,12 +97,13 @@ class SplitCheckpoints:
         #: what the loaded splits cost when computed (search + predict seconds)
         self.seconds_loaded = 0.0
 
-    def _file(self, repetition: int, split: int) -> Path:
+    def path(self, repetition: int, split: int) -> Path:
+        """The checkpoint file of one outer split."""
         return self.directory / f"r{int(repetition)}-s{int(split)}.pkl"
 
     def load(self, repetition: int, split: int, test_idx: np.ndarray) -> Any | None:
         """The saved result of this split, or ``None`` (none, unreadable, foreign)."""
-        path = self._file(repetition, split)
+        path = self.path(repetition, split)
         if not path.exists():
             return None
         try:
@@ -129,7 +130,7 @@ class SplitCheckpoints:
     def save(self, result: Any) -> None:
         """Write one finished split (temporary file, then rename)."""
         self.directory.mkdir(parents=True, exist_ok=True)
-        path = self._file(result.repetition, result.split)
+        path = self.path(result.repetition, result.split)
         tmp = self.directory / f"{_TMP}{os.getpid()}-{secrets.token_hex(6)}"
         try:
             with open(tmp, "wb") as fh:

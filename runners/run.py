@@ -9,10 +9,11 @@ returns at once, so a killed sweep resumes where it stopped; ``force=true`` reco
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 import traceback
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,7 @@ from runners.launch_local import register as register_worker_count
 from runners.numba_cache import announce_compilation
 from runners.protocols import evaluate, fold_seed_parts, outer_splits
 from runners.provenance import code_version, now_iso, provenance
+from runners.split_claims import CellFinishedElsewhere, SplitClaims, shared_splits
 from runners.store import ResultStore, config_key
 
 log = logging.getLogger("kml")
@@ -134,15 +136,15 @@ def _load_data(cfg: DictConfig):
     return dataset_label(cfg.dataset), X, np.asarray(ds.y)
 
 
-def _fold_inputs(
+def _fold_input(
     estimator: Any,
     X: np.ndarray,
-    splits: Sequence[tuple[int, int, np.ndarray, np.ndarray]],
+    split: tuple[int, int, np.ndarray, np.ndarray],
     step: str,
     kcfg: Mapping[str, Any],
     check_psd: bool,
 ):
-    """``(estimator, input, split)`` per outer split, preprocessed on its training part.
+    """``(estimator, input)`` of one outer split, preprocessed on its training part.
 
     ``protocol.preprocess_scope=fold``: the step (e.g. standardization) is fitted on
     the outer training rows only and applied to all rows, then the kernel is built
@@ -150,11 +152,9 @@ def _fold_inputs(
     """
     import datasets
 
-    for split in splits:
-        train = split[2]
-        Xf = datasets.make_preprocessor(step).fit(X[train]).transform(X)
-        est, Xin = build_input(clone(estimator), Xf, kcfg, check_psd)
-        yield est, Xin, split
+    train = split[2]
+    Xf = datasets.make_preprocessor(step).fit(X[train]).transform(X)
+    return build_input(clone(estimator), Xf, kcfg, check_psd)
 
 
 def feature_space_kernels(cls: type) -> tuple[str, ...] | None:
@@ -321,10 +321,27 @@ def run_job_outcome(cfg: DictConfig) -> tuple[dict[str, Any], dict[str, Any]]:
     checkpoints = SplitCheckpoints(checkpoint_dir(path), key, environment_stamp())
     if cfg.force:  # recompute means every split, not those a killed run left
         checkpoints.clear()
+    # a record finished after this point was written by a worker sharing the cell
+    # (runners.split_claims); one already there is force's to replace
+    before = store.finished(path)
+    stamp_before = None if before is None else before.get("finished")
+
+    def finished_elsewhere() -> bool:
+        done = store.finished(path)
+        return done is not None and done.get("finished") != stamp_before
+
     try:
         announce_compilation(cfg.method)
         with threadpool_limits(limits=int(cfg.blas_threads)):
-            record.update(_run(cfg, kc, checkpoints))
+            record.update(_run(cfg, kc, checkpoints, finished_elsewhere))
+    except CellFinishedElsewhere:
+        _remember(cfg, path)
+        outcome.update(status="cached", reason="finished by a worker sharing the cell")
+        _progress_line(
+            cfg, label, "cached", time.perf_counter() - t_start,
+            "finished by a worker sharing the cell", outcome=outcome,
+        )
+        return store.load(path), outcome
     except SkipRun as exc:
         record.update(status="skip", reason=str(exc))
     except Exception as exc:  # recorded, kept out of the cache, rerun next time
@@ -401,6 +418,7 @@ def _run(
     cfg: DictConfig,
     kc: Mapping[str, Any],
     checkpoints: SplitCheckpoints | None = None,
+    finished_elsewhere: Callable[[], bool] | None = None,
 ) -> dict[str, Any]:
     cls = get_class(cfg.method._target_)
     estimator = instantiate(cfg.method)
@@ -420,24 +438,31 @@ def _run(
     start = int(cfg.get("split_start", 0)) % max(len(splits), 1)
     splits = splits[start:] + splits[:start]
     seed_parts = fold_seed_parts(name, int(cfg.seed))
-    on_split = split_progress(
-        f"{dataset_label(cfg.dataset)} {run_label(cfg.method_id, cfg.kernel.name)}",
-        len(splits),
-    )
+    what = f"{dataset_label(cfg.dataset)} {run_label(cfg.method_id, cfg.kernel.name)}"
+    on_split = split_progress(what, len(splits))
     check_psd = cfg.protocol.check_psd
-    if cfg.protocol.preprocess_scope == "dataset" or cfg.protocol.preprocess == "none":
+    whole = (
+        cfg.protocol.preprocess_scope == "dataset" or cfg.protocol.preprocess == "none"
+    )
+    if whole:
         estimator, Xin = build_input(estimator, X, kc["kernel"], check_psd)
-        folds = evaluate(
-            estimator, Xin, y, splits, kc["grid"], protocol, seed_parts,
-            on_split=on_split, scoring=cfg.search.scoring, checkpoints=checkpoints,
+    order: Any = splits
+    if checkpoints is not None and finished_elsewhere is not None:
+        order = shared_splits(
+            splits, SplitClaims(checkpoints), finished_elsewhere, label=what
         )
-    else:
-        folds = []
-        for est, Xin, split in _fold_inputs(
-            estimator, X, splits, cfg.protocol.preprocess, kc["kernel"], check_psd
-        ):
+    folds = []
+    with contextlib.closing(iter(order)) as todo:
+        for split in todo:
+            if whole:
+                est, Xs = estimator, Xin
+            else:
+                est, Xs = _fold_input(
+                    estimator, X, split, cfg.protocol.preprocess, kc["kernel"],
+                    check_psd,
+                )
             folds += evaluate(
-                est, Xin, y, [split], kc["grid"], protocol, seed_parts,
+                est, Xs, y, [split], kc["grid"], protocol, seed_parts,
                 on_split=on_split, scoring=cfg.search.scoring, checkpoints=checkpoints,
             )
     folds.sort(key=lambda f: (f.repetition, f.split))
