@@ -546,6 +546,18 @@ class ArtifactSummary:
     page: str | None = None
     # why cells have no reproduced number: short reason -> number of cells
     gaps: dict[str, int] = field(default_factory=dict)
+    # tables whose published spread is a std over splits, not a binomial SE (arbf):
+    # the paper's own criterion, cells within one published std, and of how many
+    within_std: int | None = None
+    with_std: int = 0
+
+    def std_pct(self) -> str:
+        if self.within_std is None or not self.with_std:
+            return "—"
+        return (
+            f"{self.within_std} of {self.with_std} "
+            f"({100 * self.within_std / self.with_std:.0f}%) within 1 std"
+        )
 
     def pct(self, k: int | None) -> str:
         if k is None or not self.with_se:
@@ -656,7 +668,11 @@ def summarize(
     kd = known[(known.paper == paper.key) & (known.artifact == art.key)]
     s.divergences = dict(Counter(kd.status))
     if has_table:
-        cells = table_cells(read_table(csv))
+        df = read_table(csv)
+        if "within_1std" in df.columns:
+            flags = df["within_1std"].dropna().map(_truthy)
+            s.with_std, s.within_std = len(flags), int(flags.sum())
+        cells = table_cells(df)
         s.cells_total = sum(c.published is not None for c in cells) or len(cells)
         s.cells = sum(c.reproduced is not None for c in cells)
         s.gaps = dict(
@@ -1026,8 +1042,10 @@ def summary_line(
         return f"{paper} {artifact}: not reproduced yet{wall}"
     if not s.cells_total:  # kdml's figures: no published number to stand beside
         return f"{paper} {artifact}: {s.status}, no published cell values{wall}"
-    w2 = "no SE in table" if s.within2 is None else s.pct(s.within2)
     cells = f"{s.cells}/{s.cells_total} cells"
+    if s.within2 is None and s.with_std:
+        return f"{paper} {artifact}: {cells}, {s.std_pct()}{wall}"
+    w2 = "no SE in table" if s.within2 is None else s.pct(s.within2)
     return f"{paper} {artifact}: {cells}, within 2 SE {w2}{wall}"
 
 

@@ -27,6 +27,23 @@ def test_index_counts_match_the_generated_summary(tmp_path) -> None:
     assert s.unlisted == 0 and s.cells - s.within2 == len(listed)
 
 
+def test_arbf_is_counted_by_its_own_criterion(tmp_path) -> None:
+    """arbf publishes a std over splits: the index counts cells within one std,
+    as table1.md states them, not binomial SEs it cannot have."""
+    md = (site.GENERATED / "arbf" / "table1.md").read_text()
+    m = re.search(r"Within one published std: (\d+) of (\d+) cells", md)
+    assert m, "arbf's table1.md no longer states its summary line"
+    paper = next(p for p in site.papers() if p.key == "arbf")
+    art = next(a for a in paper.artifacts if a.key == "table1")
+    s = site.summarize(paper, art, site.GENERATED, None, site.load_known())
+    assert (s.within_std, s.with_std) == tuple(int(g) for g in m.groups())
+    assert s.with_se == 0 and s.within2 is None
+    line = site.summary_line("arbf", "table1", 60.0)
+    assert f"{m.group(1)} of {m.group(2)} (" in line and "within 1 std" in line
+    html = site.build_site(tmp_path / "site").read_text()
+    assert f"{m.group(1)} of {m.group(2)} (" in html
+
+
 def test_new_paper_folder_shows_up_without_a_descriptor(tmp_path) -> None:
     gen = tmp_path / "generated"
     (gen / "newpaper").mkdir(parents=True)
