@@ -16,6 +16,7 @@ import json
 import logging
 import math
 import os
+import secrets
 import sys
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -31,6 +32,7 @@ log = logging.getLogger(__name__)
 
 SIZE_ENV = "KML_SWEEP_SIZE"
 PROGRESS_ENV = "KML_SWEEP_PROGRESS"
+SWEEP_ID_ENV = "KML_SWEEP_ID"
 
 
 def sweep_size(
@@ -70,6 +72,10 @@ class SweepProgress(Callback):
         except Exception as exc:  # e.g. glob() sweeps need Hydra's config loader
             log.warning("sweep size unknown (%s); progress shows [done/?]", exc)
             os.environ.pop(SIZE_ENV, None)
+        # one id per sweep, for its workers: force=true's checkpoints (runners/run.py)
+        os.environ[SWEEP_ID_ENV] = f"{time.strftime('%Y%m%d-%H%M%S')}-" + (
+            f"{os.getpid()}-{secrets.token_hex(4)}"
+        )
         sweep_dir = Path(hc.sweep.dir)
         # one file per sweep: two sweeps of one experiment share the sweep dir
         stamp = time.strftime("%Y%m%d-%H%M%S")

@@ -17,8 +17,10 @@ the loaded data, :func:`data_digest`); one of another stamp is not mixed into th
 run's record, whose provenance names this process's versions.
 A checkpoint is a convenience, never a source of truth: one that cannot be read, or
 whose key, stamp or test indices differ from the split asked for, is ignored with a
-warning and the split recomputed. ``force=true`` removes the folder first (it
-recomputes every split). Files are written to a temporary name and renamed, so a
+warning and the split recomputed. ``force=true`` recomputes every split: its stamp
+carries the sweep's id (``KML_SWEEP_ID``), so the checkpoints of earlier runs are
+passed over (silently) and those of the jobs of the same sweep that share the cell
+are used. Files are written to a temporary name and renamed, so a
 killed writer leaves either a whole checkpoint or none.
 """
 
@@ -96,15 +98,29 @@ class SplitCheckpoints:
         self.n_loaded = 0
         #: what the loaded splits cost when computed (search + predict seconds)
         self.seconds_loaded = 0.0
+        self._loaded: dict[tuple[int, int], Any] = {}
+        self._rejected: dict[Path, int] = {}  # file -> mtime_ns when it was rejected
 
     def path(self, repetition: int, split: int) -> Path:
         """The checkpoint file of one outer split."""
         return self.directory / f"r{int(repetition)}-s{int(split)}.pkl"
 
     def load(self, repetition: int, split: int, test_idx: np.ndarray) -> Any | None:
-        """The saved result of this split, or ``None`` (none, unreadable, foreign)."""
+        """The saved result of this split, or ``None`` (none, unreadable, foreign).
+
+        A split once loaded is kept (and counted once); a file once rejected is not
+        read, nor warned about, again until it changes.
+        """
+        done = self._loaded.get((repetition, split))
+        if done is not None:
+            same = np.array_equal(np.asarray(done.test_idx), np.asarray(test_idx))
+            return done if same else None
         path = self.path(repetition, split)
-        if not path.exists():
+        try:
+            mtime = path.stat().st_mtime_ns
+        except FileNotFoundError:
+            return None
+        if self._rejected.get(path) == mtime:
             return None
         try:
             with open(path, "rb") as fh:
@@ -116,13 +132,20 @@ class SplitCheckpoints:
                 diff = sorted(
                     k for k in {*theirs, *mine} if theirs.get(k) != mine.get(k)
                 )
+                if diff == ["force"]:  # an earlier run's, which force=true recomputes
+                    self._rejected[path] = mtime
+                    return None
                 raise ValueError(f"written with other {', '.join(diff) or 'stamp'}")
             result = saved["result"]
             if not np.array_equal(np.asarray(result.test_idx), np.asarray(test_idx)):
                 raise ValueError("its test indices differ from this split's")
+        except FileNotFoundError:  # removed since (the cell's record was written)
+            return None
         except Exception as exc:  # a checkpoint only saves time: recompute instead
+            self._rejected[path] = mtime
             log.warning("ignoring split checkpoint %s (%s); recomputing it", path, exc)
             return None
+        self._loaded[(repetition, split)] = result
         self.n_loaded += 1
         self.seconds_loaded += result.search_seconds + result.predict_seconds
         return result

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
+import secrets
+import socket
 import time
 import traceback
 from collections.abc import Callable, Mapping, Sequence
@@ -24,6 +27,7 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 from sklearn.base import clone
 from threadpoolctl import threadpool_limits
 
+from runners.callbacks import SWEEP_ID_ENV
 from runners.checkpoints import (
     SplitCheckpoints,
     checkpoint_dir,
@@ -272,6 +276,15 @@ def run_overrides(cfg: DictConfig) -> list[str]:
     return []
 
 
+_PROCESS_SWEEP = f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(4)}"
+
+
+def sweep_id() -> str:
+    """This sweep's id (``KML_SWEEP_ID``, set by the parent for its workers), else
+    one of this process."""
+    return os.environ.get(SWEEP_ID_ENV) or _PROCESS_SWEEP
+
+
 def run_job(cfg: DictConfig) -> dict[str, Any]:
     """Run one configuration and return its record (from the store when finished)."""
     return run_job_outcome(cfg)[0]
@@ -319,16 +332,18 @@ def run_job_outcome(cfg: DictConfig) -> tuple[dict[str, Any], dict[str, Any]]:
         "provenance": provenance(),
     }
     checkpoints = SplitCheckpoints(checkpoint_dir(path), key, environment_stamp())
-    if cfg.force:  # recompute means every split, not those a killed run left
-        checkpoints.clear()
-    # a record finished after this point was written by a worker sharing the cell
-    # (runners.split_claims); one already there is force's to replace
-    before = store.finished(path)
-    stamp_before = None if before is None else before.get("finished")
+    if cfg.force:
+        # recompute means every split, not those an earlier run left; the jobs of
+        # this sweep that share the cell use each other's (runners.checkpoints)
+        checkpoints.stamp["force"] = record["force_sweep"] = sweep_id()
 
     def finished_elsewhere() -> bool:
+        # by a worker sharing the cell (runners.split_claims); under force, only a
+        # record of this sweep counts, not the one force replaces
         done = store.finished(path)
-        return done is not None and done.get("finished") != stamp_before
+        return done is not None and (
+            not cfg.force or done.get("force_sweep") == record["force_sweep"]
+        )
 
     try:
         announce_compilation(cfg.method)
@@ -354,7 +369,8 @@ def run_job_outcome(cfg: DictConfig) -> tuple[dict[str, Any], dict[str, Any]]:
     record["wall_seconds"] = time.perf_counter() - t_start
     if checkpoints.n_loaded:
         # wall_seconds is this process's time only; the splits an earlier, killed
-        # run finished came from their checkpoints (their own times are in folds)
+        # run or a worker sharing the cell finished came from their checkpoints
+        # (their own times are in folds)
         record["resumed_splits"] = checkpoints.n_loaded
         record["resumed_seconds"] = checkpoints.seconds_loaded
     store.write(path, record)

@@ -18,14 +18,18 @@ end, then waited for. A claim is given up once its split is checkpointed, and th
 claiming process touches it every ``heartbeat`` seconds while it computes, so a
 claim is abandoned, and taken over, when its process is gone from this host or its
 file has not been touched for ``stale`` seconds (a worker killed on another
-machine). If the record turns up finished while a worker waits, the cell was
-finished by another worker: :class:`CellFinishedElsewhere` says so, and the runner
-returns that record. A worker that finds no checkpoint of a split may be one that
-started after another worker finished the cell and cleared its checkpoints, so it
-asks the record first, too.
+machine, or a reused process id); of several workers taking over one abandoned
+claim, one does (an ``O_EXCL`` marker named after it).
 
-Every split is computed once while the workers live, and the record does not
-depend on which worker computed which split (tested).
+Every worker that ends with all the splits writes the record (the same numbers; the
+store's atomic rename keeps one whole file). The record is written before the
+checkpoints are cleared, so a worker that finds neither a checkpoint of a split
+nor its claim asks whether the record is finished: if another worker finished it,
+:class:`CellFinishedElsewhere` says so and the runner returns that record.
+
+A split is computed twice only when a live worker's claim is taken over (its
+heartbeat stopped for ``stale`` seconds) or its checkpoint cannot be read back;
+the record does not depend on which worker computed which split (tested).
 """
 
 from __future__ import annotations
@@ -82,10 +86,14 @@ class _Claim:
 
     def _beat(self, interval: float) -> None:
         while not self._stop.wait(interval):
+            if _read_claim(self.path).get("token") != self.token:
+                return  # removed (the folder cleared) or taken over: not ours to touch
             try:
                 os.utime(self.path)
-            except OSError:  # removed (taken over, or the folder cleared): stop
+            except FileNotFoundError:
                 return
+            except OSError as exc:  # e.g. a passing NFS error: try again next beat
+                log.warning("cannot touch split claim %s: %s", self.path, exc)
 
     def release(self) -> None:
         self._stop.set()
@@ -114,8 +122,8 @@ class SplitClaims:
     checkpoints : SplitCheckpoints
         The cell's checkpoints; claims live in the same folder.
     heartbeat, stale : float
-        Seconds between touches of a held claim; age after which another worker's
-        claim counts as abandoned.
+        Seconds between touches of a held claim; age after which a claim counts as
+        abandoned.
     clock : callable
         Wall-clock seconds, comparable with file modification times (tests).
     owner : (host, pid), optional
@@ -142,12 +150,13 @@ class SplitClaims:
             f"r{int(repetition)}-s{int(split)}{CLAIM_SUFFIX}"
         )
 
-    def done(self, repetition: int, split: int) -> bool:
-        """The split has a checkpoint (whether it is usable is the loader's call)."""
-        return self.checkpoints.path(repetition, split).exists()
-
     def held_by_other(self, repetition: int, split: int) -> bool:
-        """Another live worker holds the split's claim."""
+        """Another live worker holds the split's claim.
+
+        A claim is live while its file is touched (``stale``); on this host, also only
+        while its process exists (a killed worker's claims are free at once; a
+        process id reused since has no heartbeat, so its claim still goes stale).
+        """
         path = self.path(repetition, split)
         try:
             age = self.clock() - path.stat().st_mtime
@@ -155,9 +164,8 @@ class SplitClaims:
             return False
         claim = _read_claim(path)
         if claim.get("host") == self.host and isinstance(claim.get("pid"), int):
-            if claim["pid"] == self.pid:
-                return False  # ours, left by a run of this process that failed
-            return _process_alive(claim["pid"])
+            if claim["pid"] == self.pid or not _process_alive(claim["pid"]):
+                return False  # ours (left by a failed run of this process), or dead
         return age <= self.stale
 
     def claim(self, repetition: int, split: int) -> _Claim | None:
@@ -166,14 +174,23 @@ class SplitClaims:
             return None
         path = self.path(repetition, split)
         path.parent.mkdir(parents=True, exist_ok=True)
-        # An abandoned claim is renamed away before a new one is made, so of two
-        # workers taking it over at once only the one whose rename succeeds goes on.
-        if path.exists():
+        try:
+            old = path.stat()
+        except FileNotFoundError:
+            old = None
+        if old is not None:
+            # Of the workers taking over one abandoned claim, only the one that
+            # creates its takeover marker (O_EXCL, named after that claim) goes on.
+            ident = _read_claim(path).get("token") or f"{old.st_ino}-{old.st_mtime_ns}"
+            marker = path.with_name(f"{path.name}.takeover-{ident}")
             try:
-                gone = path.with_name(f"{path.name}.gone-{secrets.token_hex(4)}")
-                os.replace(path, gone)
-            except FileNotFoundError:
+                os.close(os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+            except FileExistsError:
                 return None
+            try:
+                path.unlink()
+            except FileNotFoundError:
+                pass
         token = secrets.token_hex(8)
         try:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
@@ -181,8 +198,6 @@ class SplitClaims:
             return None
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             json.dump({"host": self.host, "pid": self.pid, "token": token}, fh)
-        for gone in path.parent.glob(path.name + ".gone-*"):
-            gone.unlink(missing_ok=True)
         return _Claim(path, token, self.heartbeat)
 
 
@@ -209,22 +224,37 @@ def shared_splits(
         The cell's record was finished by another worker while this one had splits
         left that it could not find checkpointed.
     """
+    checkpoints = claims.checkpoints
     pending = list(splits)
     told = False
     pause = min(0.05, poll)
+
+    def stop() -> CellFinishedElsewhere:
+        # the record is written before its checkpoints are cleared, so a worker
+        # that finds neither checkpoint nor record has work left; one that finds
+        # the record leaves no folder behind
+        try:
+            checkpoints.directory.rmdir()
+        except OSError:
+            pass
+        return CellFinishedElsewhere()
+
     while pending:
         deferred = []
         for split in pending:
-            rep, j = split[0], split[1]
-            if claims.done(rep, j):
-                yield split
+            rep, j, _, test = split
+            if checkpoints.load(rep, j, test) is not None:
+                yield split  # the evaluation takes the loaded result
                 continue
             if finished_elsewhere():
-                raise CellFinishedElsewhere
+                raise stop()
             held = claims.claim(rep, j)
             if held is None:
                 deferred.append(split)
                 continue
+            if finished_elsewhere():  # written between the check and the claim
+                held.release()
+                raise stop()
             try:
                 yield split
             finally:

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +24,16 @@ import pytest
 from runners.checkpoints import SplitCheckpoints
 from runners.split_claims import CellFinishedElsewhere, SplitClaims, shared_splits
 
-SPLITS = [(0, j, None, None) for j in range(4)]
+SPLITS = [(0, j, None, np.array([j])) for j in range(4)]
+
+
+@dataclass
+class _Result:
+    repetition: int
+    split: int
+    test_idx: np.ndarray
+    search_seconds: float = 1.0
+    predict_seconds: float = 0.0
 
 
 @pytest.fixture
@@ -39,8 +49,7 @@ def _claim_file(claims: SplitClaims, j: int, host: str, pid: int) -> Path:
 
 
 def _checkpoint(checkpoints: SplitCheckpoints, j: int) -> None:
-    checkpoints.directory.mkdir(parents=True, exist_ok=True)
-    checkpoints.path(0, j).write_bytes(b"done")
+    checkpoints.save(_Result(0, j, np.array([j])))
 
 
 def _never() -> bool:
@@ -139,6 +148,74 @@ def test_a_claim_is_given_up_when_the_evaluation_fails(checkpoints):
         for _split in shared_splits(SPLITS, claims, _never):
             raise RuntimeError("the fit failed")
     assert not claims.path(0, 0).exists()
+
+
+def test_a_stale_claim_of_a_live_process_id_is_taken_over(checkpoints):
+    """A process id reused after a crash is alive, but its claim has no heartbeat."""
+    claims = SplitClaims(checkpoints, stale=300.0)
+    path = _claim_file(claims, 0, claims.host, os.getppid())
+    assert claims.held_by_other(0, 0)
+    old = time.time() - 301.0
+    os.utime(path, (old, old))
+    assert not claims.held_by_other(0, 0)
+    assert claims.claim(0, 0) is not None
+
+
+def test_of_two_workers_taking_over_one_abandoned_claim_one_does(checkpoints):
+    a = SplitClaims(checkpoints, owner=("host-a", 1))
+    b = SplitClaims(checkpoints, owner=("host-b", 2))
+    abandoned = {"host": "gone", "pid": 3, "token": "theirs"}
+    path = claims_path = a.path(0, 0)
+    path.parent.mkdir(parents=True)
+    old = time.time() - 1000.0
+
+    def put_back_abandoned():
+        claims_path.write_text(json.dumps(abandoned))
+        os.utime(claims_path, (old, old))
+
+    put_back_abandoned()
+    held = a.claim(0, 0)  # a takes it over
+    assert held is not None
+    # b read the abandoned claim before a replaced it: b acts on what it saw
+    put_back_abandoned()
+    assert b.claim(0, 0) is None  # a's takeover marker refuses b's
+    held.release()
+
+
+def test_an_unusable_checkpoint_is_claimed_and_recomputed(checkpoints, caplog):
+    claims = SplitClaims(checkpoints)
+    checkpoints.directory.mkdir(parents=True)
+    checkpoints.path(0, 0).write_bytes(b"not a pickle")
+    held = []
+    for split in shared_splits(SPLITS[:1], claims, _never, sleep=pytest.fail):
+        held.append(claims.path(0, split[1]).exists())
+    assert held == [True]  # claimed, so no other worker computes it too
+    assert "ignoring split checkpoint" in caplog.text
+
+
+def test_a_record_written_while_claiming_stops_the_worker_and_leaves_no_folder(
+    checkpoints,
+):
+    claims = SplitClaims(checkpoints)
+    answers = iter([False, True])  # finished between the check and the claim
+    with pytest.raises(CellFinishedElsewhere):
+        for _ in shared_splits(SPLITS, claims, lambda: next(answers)):
+            pytest.fail("the split was handed out although the cell is finished")
+    assert not checkpoints.directory.exists()
+
+
+def test_force_uses_this_sweeps_checkpoints_only(tmp_path, caplog):
+    folder = tmp_path / "cell.splits"
+    earlier = SplitCheckpoints(folder, "key", {"force": "sweep-1"})
+    earlier.save(_Result(0, 0, np.array([0])))
+    partner = SplitCheckpoints(folder, "key", {"force": "sweep-2"})
+    partner.save(_Result(0, 1, np.array([1])))
+    mine = SplitCheckpoints(folder, "key", {"force": "sweep-2"})
+    assert mine.load(0, 0, np.array([0])) is None  # the run force replaces
+    assert mine.load(0, 1, np.array([1])) is not None  # a job of the same sweep
+    assert "ignoring" not in caplog.text  # passed over without a warning
+    assert mine.n_loaded == 1 and mine.load(0, 1, np.array([1])) is not None
+    assert mine.n_loaded == 1  # a split is counted once however often it is asked
 
 
 WORKER = textwrap.dedent(
