@@ -20,8 +20,9 @@ whose key, stamp or test indices differ from the split asked for, is ignored wit
 warning and the split recomputed. ``force=true`` recomputes every split: its stamp
 carries the sweep's id (``KML_SWEEP_ID``), so the checkpoints of earlier runs are
 passed over (silently) and those of the jobs of the same sweep that share the cell
-are used. Files are written to a temporary name and renamed, so a
-killed writer leaves either a whole checkpoint or none.
+are used; a run without force uses a killed force run's checkpoints. Files are
+written to a temporary name and renamed, so a killed writer leaves either a whole
+checkpoint or none.
 """
 
 from __future__ import annotations
@@ -99,7 +100,8 @@ class SplitCheckpoints:
         #: what the loaded splits cost when computed (search + predict seconds)
         self.seconds_loaded = 0.0
         self._loaded: dict[tuple[int, int], Any] = {}
-        self._rejected: dict[Path, int] = {}  # file -> mtime_ns when it was rejected
+        # file -> (inode, mtime, size) when it was rejected
+        self._rejected: dict[Path, tuple[int, int, int]] = {}
 
     def path(self, repetition: int, split: int) -> Path:
         """The checkpoint file of one outer split."""
@@ -117,32 +119,32 @@ class SplitCheckpoints:
             return done if same else None
         path = self.path(repetition, split)
         try:
-            mtime = path.stat().st_mtime_ns
+            st = path.stat()
         except FileNotFoundError:
             return None
-        if self._rejected.get(path) == mtime:
+        version = (st.st_ino, st.st_mtime_ns, st.st_size)  # a rename: a new inode
+        if self._rejected.get(path) == version:
             return None
         try:
             with open(path, "rb") as fh:
                 saved = pickle.load(fh)
             if saved["key"] != self.key:
                 raise ValueError(f"written by run {saved['key']}, not {self.key}")
-            if saved.get("stamp") != self.stamp:
-                theirs, mine = saved.get("stamp") or {}, self.stamp
-                diff = sorted(
-                    k for k in {*theirs, *mine} if theirs.get(k) != mine.get(k)
-                )
-                if diff == ["force"]:  # an earlier run's, which force=true recomputes
-                    self._rejected[path] = mtime
-                    return None
-                raise ValueError(f"written with other {', '.join(diff) or 'stamp'}")
+            theirs, mine = saved.get("stamp") or {}, self.stamp
+            keys = {*theirs, *mine} - ({"force"} if "force" not in mine else set())
+            diff = sorted(k for k in keys if theirs.get(k) != mine.get(k))
+            if diff == ["force"]:  # an earlier run's, which force=true recomputes
+                self._rejected[path] = version
+                return None
+            if diff:
+                raise ValueError(f"written with other {', '.join(diff)}")
             result = saved["result"]
             if not np.array_equal(np.asarray(result.test_idx), np.asarray(test_idx)):
                 raise ValueError("its test indices differ from this split's")
         except FileNotFoundError:  # removed since (the cell's record was written)
             return None
         except Exception as exc:  # a checkpoint only saves time: recompute instead
-            self._rejected[path] = mtime
+            self._rejected[path] = version
             log.warning("ignoring split checkpoint %s (%s); recomputing it", path, exc)
             return None
         self._loaded[(repetition, split)] = result

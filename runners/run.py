@@ -276,6 +276,7 @@ def run_overrides(cfg: DictConfig) -> list[str]:
     return []
 
 
+SHARED = "finished by a worker sharing the cell"
 _PROCESS_SWEEP = f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(4)}"
 
 
@@ -351,15 +352,22 @@ def run_job_outcome(cfg: DictConfig) -> tuple[dict[str, Any], dict[str, Any]]:
             record.update(_run(cfg, kc, checkpoints, finished_elsewhere))
     except CellFinishedElsewhere:
         _remember(cfg, path)
-        outcome.update(status="cached", reason="finished by a worker sharing the cell")
+        outcome.update(status="cached", reason=SHARED)
         _progress_line(
-            cfg, label, "cached", time.perf_counter() - t_start,
-            "finished by a worker sharing the cell", outcome=outcome,
+            cfg, label, "cached", time.perf_counter() - t_start, SHARED,
+            outcome=outcome,
         )
         return store.load(path), outcome
     except SkipRun as exc:
         record.update(status="skip", reason=str(exc))
     except Exception as exc:  # recorded, kept out of the cache, rerun next time
+        if finished_elsewhere():  # e.g. its folder cleared under it: keep that record
+            log.warning(
+                "%s %s: %s; the cell was finished by a worker sharing it",
+                data_label, label, exc,
+            )
+            outcome.update(status="cached", reason=SHARED)
+            return store.load(path), outcome
         record.update(
             status="error",
             reason=f"{type(exc).__name__}: {exc}",
@@ -449,8 +457,9 @@ def _run(
         return _run_every_fit(cfg, kc, estimator, X, y, name)
     splits = outer_splits(y, protocol, name, int(cfg.seed))
     # split_start: where this worker begins (not in the key). Workers on one long cell
-    # started apart share finished splits through the checkpoints; folds are put
-    # back in their canonical order below, so every worker writes the same record.
+    # claim its splits and share them through the checkpoints (runners.split_claims);
+    # folds are put back in their canonical order below, so every worker writes the
+    # same record.
     start = int(cfg.get("split_start", 0)) % max(len(splits), 1)
     splits = splits[start:] + splits[:start]
     seed_parts = fold_seed_parts(name, int(cfg.seed))

@@ -19,7 +19,7 @@ claiming process touches it every ``heartbeat`` seconds while it computes, so a
 claim is abandoned, and taken over, when its process is gone from this host or its
 file has not been touched for ``stale`` seconds (a worker killed on another
 machine, or a reused process id); of several workers taking over one abandoned
-claim, one does (an ``O_EXCL`` marker named after it).
+claim, one does (it is renamed aside, which only one rename can do).
 
 Every worker that ends with all the splits writes the record (the same numbers; the
 store's atomic rename keeps one whole file). The record is written before the
@@ -27,9 +27,11 @@ checkpoints are cleared, so a worker that finds neither a checkpoint of a split
 nor its claim asks whether the record is finished: if another worker finished it,
 :class:`CellFinishedElsewhere` says so and the runner returns that record.
 
-A split is computed twice only when a live worker's claim is taken over (its
-heartbeat stopped for ``stale`` seconds) or its checkpoint cannot be read back;
-the record does not depend on which worker computed which split (tested).
+A split is computed twice only in rare cases: a live worker's claim taken over (its
+heartbeat stopped for ``stale`` seconds), a checkpoint another worker cannot read
+back (other package versions: each worker recomputes the other's splits), or a
+claim lost in a takeover race. The record does not depend on which worker computed
+which split (tested).
 """
 
 from __future__ import annotations
@@ -86,13 +88,16 @@ class _Claim:
 
     def _beat(self, interval: float) -> None:
         while not self._stop.wait(interval):
-            if _read_claim(self.path).get("token") != self.token:
-                return  # removed (the folder cleared) or taken over: not ours to touch
             try:
+                with open(self.path, encoding="utf-8") as fh:
+                    token = json.load(fh).get("token")
+                if token != self.token:
+                    return  # taken over: not ours to touch
                 os.utime(self.path)
             except FileNotFoundError:
-                return
-            except OSError as exc:  # e.g. a passing NFS error: try again next beat
+                return  # removed: the folder cleared, or taken over
+            except (OSError, ValueError, AttributeError) as exc:
+                # e.g. a passing NFS error: try again at the next beat
                 log.warning("cannot touch split claim %s: %s", self.path, exc)
 
     def release(self) -> None:
@@ -150,51 +155,60 @@ class SplitClaims:
             f"r{int(repetition)}-s{int(split)}{CLAIM_SUFFIX}"
         )
 
-    def held_by_other(self, repetition: int, split: int) -> bool:
-        """Another live worker holds the split's claim.
+    def _live(self, path: Path, st: os.stat_result) -> bool:
+        """The claim at ``path``, whose stat is ``st``, belongs to a live worker.
 
         A claim is live while its file is touched (``stale``); on this host, also only
         while its process exists (a killed worker's claims are free at once; a
         process id reused since has no heartbeat, so its claim still goes stale).
         """
-        path = self.path(repetition, split)
-        try:
-            age = self.clock() - path.stat().st_mtime
-        except FileNotFoundError:
-            return False
         claim = _read_claim(path)
         if claim.get("host") == self.host and isinstance(claim.get("pid"), int):
             if claim["pid"] == self.pid or not _process_alive(claim["pid"]):
                 return False  # ours (left by a failed run of this process), or dead
-        return age <= self.stale
+        return self.clock() - st.st_mtime <= self.stale
+
+    def held_by_other(self, repetition: int, split: int) -> bool:
+        """Another live worker holds the split's claim."""
+        path = self.path(repetition, split)
+        try:
+            return self._live(path, path.stat())
+        except FileNotFoundError:
+            return False
 
     def claim(self, repetition: int, split: int) -> _Claim | None:
-        """Claim the split, taking over an abandoned claim; ``None`` if it is held."""
-        if self.held_by_other(repetition, split):
-            return None
+        """Claim the split, taking over an abandoned claim; ``None`` if it is held
+        (or the folder went away: the cell's record was written)."""
         path = self.path(repetition, split)
-        path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            old = path.stat()
-        except FileNotFoundError:
-            old = None
-        if old is not None:
-            # Of the workers taking over one abandoned claim, only the one that
-            # creates its takeover marker (O_EXCL, named after that claim) goes on.
-            ident = _read_claim(path).get("token") or f"{old.st_ino}-{old.st_mtime_ns}"
-            marker = path.with_name(f"{path.name}.takeover-{ident}")
+            path.parent.mkdir(parents=True, exist_ok=True)
             try:
-                os.close(os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
-            except FileExistsError:
-                return None
-            try:
-                path.unlink()
+                st = path.stat()
             except FileNotFoundError:
-                pass
-        token = secrets.token_hex(8)
-        try:
+                st = None
+            if st is not None:
+                if self._live(path, st):
+                    return None
+                # Take the abandoned claim over by moving it aside: of several
+                # workers only one rename finds it. If the file moved is not the one
+                # judged abandoned (a new claim replaced it meanwhile), put it back.
+                aside = path.with_name(f"{path.name}.gone-{secrets.token_hex(4)}")
+                try:
+                    os.rename(path, aside)
+                except FileNotFoundError:
+                    return None
+                moved = aside.stat()
+                if (moved.st_ino, moved.st_mtime_ns) != (st.st_ino, st.st_mtime_ns):
+                    try:
+                        os.link(aside, path)
+                    except FileExistsError:
+                        pass
+                    aside.unlink(missing_ok=True)
+                    return None
+                aside.unlink(missing_ok=True)
+            token = secrets.token_hex(8)
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        except FileExistsError:
+        except (FileExistsError, FileNotFoundError):
             return None
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             json.dump({"host": self.host, "pid": self.pid, "token": token}, fh)

@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import runners.split_claims as split_claims
 from runners.checkpoints import SplitCheckpoints
 from runners.split_claims import CellFinishedElsewhere, SplitClaims, shared_splits
 
@@ -161,24 +162,67 @@ def test_a_stale_claim_of_a_live_process_id_is_taken_over(checkpoints):
     assert claims.claim(0, 0) is not None
 
 
-def test_of_two_workers_taking_over_one_abandoned_claim_one_does(checkpoints):
+def _abandoned(claims: SplitClaims, j: int) -> Path:
+    path = _claim_file(claims, j, "gone", 3)
+    old = time.time() - 1000.0
+    os.utime(path, (old, old))
+    return path
+
+
+def test_of_two_workers_taking_over_one_abandoned_claim_one_does(
+    checkpoints, monkeypatch
+):
     a = SplitClaims(checkpoints, owner=("host-a", 1))
     b = SplitClaims(checkpoints, owner=("host-b", 2))
-    abandoned = {"host": "gone", "pid": 3, "token": "theirs"}
-    path = claims_path = a.path(0, 0)
-    path.parent.mkdir(parents=True)
-    old = time.time() - 1000.0
+    path = _abandoned(a, 0)
+    real_rename = os.rename
+    held = {}
 
-    def put_back_abandoned():
-        claims_path.write_text(json.dumps(abandoned))
-        os.utime(claims_path, (old, old))
+    def a_first(src, dst):  # a takes it over between b's look and b's move
+        monkeypatch.setattr(split_claims.os, "rename", real_rename)
+        held["a"] = a.claim(0, 0)
+        return real_rename(src, dst)
 
-    put_back_abandoned()
-    held = a.claim(0, 0)  # a takes it over
+    monkeypatch.setattr(split_claims.os, "rename", a_first)
+    assert b.claim(0, 0) is None  # b moved a's new claim aside, saw it, put it back
+    assert held["a"] is not None
+    assert json.loads(path.read_text())["token"] == held["a"].token
+    assert [p.name for p in path.parent.iterdir()] == [path.name]
+    held["a"].release()
+
+
+def test_a_takeover_cut_short_leaves_nothing_that_blocks(checkpoints):
+    claims = SplitClaims(checkpoints)
+    _abandoned(claims, 0)
+    os.rename(claims.path(0, 0), claims.path(0, 0).with_suffix(".claim.gone-dead"))
+    held = claims.claim(0, 0)  # the worker that moved it aside died there
     assert held is not None
-    # b read the abandoned claim before a replaced it: b acts on what it saw
-    put_back_abandoned()
-    assert b.claim(0, 0) is None  # a's takeover marker refuses b's
+    held.release()
+
+
+def test_a_claim_is_refused_when_the_folder_goes_away(checkpoints, monkeypatch):
+    claims = SplitClaims(checkpoints)
+
+    def gone(*args, **kwargs):  # the cell's record written, its folder cleared
+        raise FileNotFoundError("cleared")
+
+    monkeypatch.setattr(split_claims.os, "open", gone)
+    assert claims.claim(0, 0) is None
+
+
+def test_the_heartbeat_outlives_a_passing_read_error(checkpoints):
+    claims = SplitClaims(checkpoints, heartbeat=0.05)
+    held = claims.claim(0, 0)
+    path = claims.path(0, 0)
+    mine = path.read_text()
+    path.write_text("{half a file")  # read fails once (as a passing NFS error)
+    time.sleep(0.2)
+    path.write_text(mine)
+    os.utime(path, (0.0, 0.0))
+    deadline = time.time() + 5.0
+    while path.stat().st_mtime == 0.0 and time.time() < deadline:
+        time.sleep(0.02)
+    assert path.stat().st_mtime > 0.0  # still touched
     held.release()
 
 
@@ -216,6 +260,8 @@ def test_force_uses_this_sweeps_checkpoints_only(tmp_path, caplog):
     assert "ignoring" not in caplog.text  # passed over without a warning
     assert mine.n_loaded == 1 and mine.load(0, 1, np.array([1])) is not None
     assert mine.n_loaded == 1  # a split is counted once however often it is asked
+    plain = SplitCheckpoints(folder, "key")  # a rerun without force resumes from them
+    assert plain.load(0, 0, np.array([0])) is not None
 
 
 WORKER = textwrap.dedent(
