@@ -22,7 +22,6 @@ from datasets._names import list_datasets, resolve
 from datasets._preprocessing import (
     PAPER_PREPROCESSING,
     PAPER_PREPROCESSING_SOURCE,
-    SymmetricMinMaxScaler,
     make_preprocessor,
     preprocess,
 )
@@ -71,3 +70,12 @@ __all__ = [
     "preprocess",
     "resolve",
 ]
+
+
+def __getattr__(name: str):
+    # imports scikit-learn, so only when asked for (datasets._preprocessing)
+    if name == "SymmetricMinMaxScaler":
+        from datasets._scalers import SymmetricMinMaxScaler
+
+        return SymmetricMinMaxScaler
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

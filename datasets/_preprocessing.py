@@ -10,17 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
+from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator
-from sklearn.preprocessing import FunctionTransformer, MinMaxScaler, StandardScaler
 
 from datasets._spec import PREPROCESSING_STEPS
 
 __all__ = [
     "PAPER_PREPROCESSING",
     "PAPER_PREPROCESSING_SOURCE",
-    "SymmetricMinMaxScaler",
     "make_preprocessor",
     "preprocess",
 ]
@@ -54,49 +52,17 @@ PAPER_PREPROCESSING_SOURCE: Mapping[str, str] = MappingProxyType(
 )
 
 
-class SymmetricMinMaxScaler(MinMaxScaler):
-    """Min-max scaling to ``feature_range`` with constant columns at its middle.
+def __getattr__(name: str) -> Any:
+    # scikit-learn (and scipy.stats with it, ~1 s) is imported when a transformer is
+    # made, not with the registry: kml-report reads dataset names only
+    if name == "SymmetricMinMaxScaler":
+        from datasets._scalers import SymmetricMinMaxScaler
 
-    ``MinMaxScaler`` sends a constant column to ``feature_range[0]`` (-1); the
-    LIBSVM ``svm-scale`` tool, whose output Paper E used, writes 0 there, and
-    0 keeps a constant column from shifting a kernel. So for a constant
-    training column ``transform`` gives the middle of ``feature_range`` and
-    ``inverse_transform`` gives back the constant.
-
-    Parameters
-    ----------
-    feature_range : tuple (min, max), default=(-1, 1)
-        Range of the transformed training data.
-    copy : bool, default=True
-        Work on a copy of the input.
-    clip : bool, default=False
-        Clip transformed test data to ``feature_range``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> SymmetricMinMaxScaler().fit_transform(np.array([[0.0, 5.0], [2.0, 5.0]]))
-    array([[-1.,  0.],
-           [ 1.,  0.]])
-    """
-
-    def __init__(self, feature_range=(-1, 1), *, copy=True, clip=False):
-        super().__init__(feature_range=feature_range, copy=copy, clip=clip)
-
-    def partial_fit(self, X, y=None):
-        """Update the min and max, then centre constant columns."""
-        super().partial_fit(X, y)
-        constant = self.data_range_ == 0
-        if np.any(constant):
-            middle = 0.5 * (self.feature_range[0] + self.feature_range[1])
-            # transform(x) = x * scale_ + min_ = middle at x = data_min_.
-            self.min_[constant] = (
-                middle - self.data_min_[constant] * self.scale_[constant]
-            )
-        return self
+        return SymmetricMinMaxScaler
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def make_preprocessor(step: str) -> BaseEstimator:
+def make_preprocessor(step: str) -> Any:
     """Unfitted transformer for one preprocessing step, for fold-wise use.
 
     Parameters
@@ -123,6 +89,10 @@ def make_preprocessor(step: str) -> BaseEstimator:
     >>> from sklearn.svm import SVC
     >>> model = make_pipeline(make_preprocessor("minmax_pm1"), SVC())
     """
+    from sklearn.preprocessing import FunctionTransformer, StandardScaler
+
+    from datasets._scalers import SymmetricMinMaxScaler
+
     if step == "none":
         return FunctionTransformer(None, validate=False)
     if step == "standardize":

@@ -107,3 +107,19 @@ def test_pipeline_on_a_dataset():
 def test_every_paper_has_a_default_step():
     assert set(PAPER_PREPROCESSING) == set(PAPERS)
     assert set(PAPER_PREPROCESSING.values()) <= set(PREPROCESSING_STEPS)
+
+
+def test_the_registry_does_not_import_scikit_learn():
+    """kml-report reads dataset names: importing the package must not pull in
+    scikit-learn (and scipy.stats with it, ~1 s); a transformer still can be made."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, datasets; datasets.list_datasets(); "
+        "assert 'sklearn' not in sys.modules, 'sklearn imported'; "
+        "from datasets import SymmetricMinMaxScaler, make_preprocessor; "
+        "assert type(make_preprocessor('minmax_pm1')) is SymmetricMinMaxScaler; "
+        "import pickle; pickle.loads(pickle.dumps(SymmetricMinMaxScaler()))"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
