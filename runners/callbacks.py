@@ -72,13 +72,11 @@ class SweepProgress(Callback):
         except Exception as exc:  # e.g. glob() sweeps need Hydra's config loader
             log.warning("sweep size unknown (%s); progress shows [done/?]", exc)
             os.environ.pop(SIZE_ENV, None)
+        stamp = time.strftime("%Y%m%d-%H%M%S")
         # one id per sweep, for its workers: force=true's checkpoints (runners/run.py)
-        os.environ[SWEEP_ID_ENV] = f"{time.strftime('%Y%m%d-%H%M%S')}-" + (
-            f"{os.getpid()}-{secrets.token_hex(4)}"
-        )
+        os.environ[SWEEP_ID_ENV] = f"{stamp}-{os.getpid()}-{secrets.token_hex(4)}"
         sweep_dir = Path(hc.sweep.dir)
         # one file per sweep: two sweeps of one experiment share the sweep dir
-        stamp = time.strftime("%Y%m%d-%H%M%S")
         progress = sweep_dir / f"progress-{stamp}-{os.getpid()}.log"
         try:
             sweep_dir.mkdir(parents=True, exist_ok=True)

@@ -23,9 +23,10 @@ claim, one does (it is renamed aside, which only one rename can do).
 
 Every worker that ends with all the splits writes the record (the same numbers; the
 store's atomic rename keeps one whole file). The record is written before the
-checkpoints are cleared, so a worker that finds neither a checkpoint of a split
-nor its claim asks whether the record is finished: if another worker finished it,
-:class:`CellFinishedElsewhere` says so and the runner returns that record.
+checkpoints are cleared, so a worker that finds no checkpoint of a split asks
+whether the record is finished (before claiming the split, and again once it holds
+the claim): if another worker finished it, :class:`CellFinishedElsewhere` says so
+and the runner returns that record.
 
 A split is computed twice only in rare cases: a live worker's claim taken over (its
 heartbeat stopped for ``stale`` seconds), a checkpoint another worker cannot read

@@ -24,6 +24,7 @@ import pytest
 import runners.split_claims as split_claims
 from runners.checkpoints import SplitCheckpoints
 from runners.split_claims import CellFinishedElsewhere, SplitClaims, shared_splits
+from tests.runners.test_split_checkpoints import CELL  # the same small cell
 
 SPLITS = [(0, j, None, np.array([j])) for j in range(4)]
 
@@ -289,16 +290,6 @@ WORKER = textwrap.dedent(
     print(json.dumps({"status": rec["status"], "n_errors": rec["n_errors"]}))
     """
 )
-
-CELL = [
-    "protocol=smoke",
-    "protocol.outer_folds=4",
-    "+search.grids.default.C=[0.1,10]",
-    "dataset=sonar",
-    "method=svm",
-    "kernel=linear",
-]
-
 
 @pytest.mark.slow
 def test_two_worker_processes_compute_each_split_once(tmp_path, monkeypatch):
