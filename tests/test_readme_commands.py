@@ -256,6 +256,17 @@ def test_make_help_runs(tmp_path):
     assert "make reproduce-table1" in out.text
 
 
+def test_make_help_lists_every_reproduce_target(tmp_path):
+    # a rule may have aliases ("reproduce-wrbf reproduce-wrbf-table1: setup"):
+    # help must name one of them
+    makefile = (REPO / "Makefile").read_text()
+    rules = re.findall(r"^((?:reproduce-[a-z0-9-]+ ?)+):", makefile, flags=re.M)
+    assert len(rules) >= 7
+    help_text = _run(["make", "help"], tmp_path).stdout
+    for names in rules:
+        assert any(f"make {n} " in help_text for n in names.split()), names
+
+
 def test_readme_report_variants_form(tmp_path):
     # "kml-report <experiment> --variants"
     assert "kml-report <experiment> --variants" in README
