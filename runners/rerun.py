@@ -30,11 +30,16 @@ from typing import Any
 CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
 INDEX_DIR = ".index"
 _ENV_RE = re.compile(r"oc\.env:([A-Za-z_][A-Za-z0-9_]*)(?:,([^}]*))?")
-# Variables of the sweep's own bookkeeping (progress file, job count) and of the
-# launchers (worker count, Ray address): never part of a job's record path.
+# Variables of the sweep's own bookkeeping (progress file, job count, sweep id) and
+# of the launchers (worker count, Ray address): never part of a job's record path.
+# The parent looks a job up before the sweep sets them and its workers index the
+# job after, so a digest that read them would never match.
 _SWEEP_ENV = frozenset(
-    {"KML_SWEEP_PROGRESS", "KML_SWEEP_SIZE", "KML_JOBS", "RAY_ADDRESS"}
+    {"KML_SWEEP_PROGRESS", "KML_SWEEP_SIZE", "KML_SWEEP_ID", "KML_JOBS", "RAY_ADDRESS"}
 )
+# Launcher configs decide where and how jobs run, not what a job computes or where
+# its record goes: the variables only they read are left out for the same reason.
+_LAUNCH_DIR = Path("hydra")
 
 
 @lru_cache(maxsize=1)
@@ -47,8 +52,10 @@ def _setting_digest() -> str:
     for path in sorted(CONF_DIR.rglob("*")):
         if path.is_file():
             data = path.read_bytes()
-            h.update(str(path.relative_to(CONF_DIR)).encode() + b"\0" + data + b"\0")
-            uses.update(_ENV_RE.findall(data.decode("utf-8", "replace")))
+            rel = path.relative_to(CONF_DIR)
+            h.update(str(rel).encode() + b"\0" + data + b"\0")
+            if _LAUNCH_DIR not in rel.parents:
+                uses.update(_ENV_RE.findall(data.decode("utf-8", "replace")))
     for name, default in sorted(u for u in uses if u[0] not in _SWEEP_ENV):
         # A variable set to its own default resolves as if unset (`make` exports
         # KML_RESULTS=results), so both must index alike; a null default cannot be

@@ -25,7 +25,7 @@ SWEEP = [
 ]
 
 
-def kml_run(tmp: Path, *args: str) -> subprocess.CompletedProcess:
+def kml_run(tmp: Path, *args: str, jobs: int = 1) -> subprocess.CompletedProcess:
     exe = shutil.which("kml-run", path=str(Path(sys.executable).parent))
     if exe is None:
         pytest.skip("kml-run is not installed in this environment")
@@ -33,7 +33,7 @@ def kml_run(tmp: Path, *args: str) -> subprocess.CompletedProcess:
         **os.environ,
         "KML_RESULTS": str(tmp / "results"),
         "KML_OUTPUTS": str(tmp / "outputs"),
-        "KML_JOBS": "1",
+        "KML_JOBS": str(jobs),
         "KML_OFFLINE": "1",
         "KML_CACHE": str(tmp / "cache"),
     }
@@ -44,12 +44,16 @@ def kml_run(tmp: Path, *args: str) -> subprocess.CompletedProcess:
     return out
 
 
-def test_cached_rerun_skips_hydra_only_when_every_record_is_there(tmp_path):
-    out = kml_run(tmp_path, *SWEEP)
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_cached_rerun_skips_hydra_only_when_every_record_is_there(tmp_path, jobs):
+    # jobs=2: the records are indexed by worker processes, whose environment holds
+    # the sweep's bookkeeping variables (KML_SWEEP_ID, ...) that the parent's lookup
+    # does not; the index must not depend on them
+    out = kml_run(tmp_path, *SWEEP, jobs=jobs)
     assert out.returncode == 0, out.text
     assert "kml-run summary: 2 ok, 0 cached, 0 skipped, 0 failed (2 runs)" in out.text
     assert FAST not in out.text
-    out = kml_run(tmp_path, *SWEEP)
+    out = kml_run(tmp_path, *SWEEP, jobs=jobs)
     assert out.returncode == 0, out.text
     assert FAST in out.text
     assert "kml-run summary: 0 ok, 2 cached, 0 skipped, 0 failed (2 runs)" in out.text
