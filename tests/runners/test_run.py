@@ -86,10 +86,12 @@ def test_iteration_limit_is_recorded_not_silent(results):
 
 
 def test_errors_are_recorded_and_rerun(results):
-    # an invalid constructor argument fails at fit time inside the run
-    rec = _run("dataset=sonar", "method=svm", "kernel=linear", "method.solver=fast")
+    # a protocol the data cannot meet fails inside the run (an invalid estimator
+    # parameter is refused before it: test_config_checks.py)
+    bad = ("dataset=sonar", "method=svm", "kernel=linear", "protocol.inner_folds=200")
+    rec = _run(*bad)
     assert rec["status"] == "error"
-    assert "'solver' parameter" in rec["reason"]
+    assert "protocol.inner_folds" in rec["reason"]
     # mark the stored error record; a rerun must replace it (errors are not cached)
     from pathlib import Path
 
@@ -97,7 +99,7 @@ def test_errors_are_recorded_and_rerun(results):
     path.write_text(
         path.read_text().replace('"status": "error"', '"status": "error", "seen": 1')
     )
-    again = _run("dataset=sonar", "method=svm", "kernel=linear", "method.solver=fast")
+    again = _run(*bad)
     assert again["status"] == "error" and "seen" not in again
 
 
