@@ -12,9 +12,12 @@ starts (``runners.callbacks.ConfigCheck`` for the jobs of a sweep).
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
+from functools import lru_cache
+from pathlib import Path
 from typing import Any, Optional
 
 from hydra.core.config_store import ConfigStore
@@ -149,6 +152,56 @@ def register_configs() -> None:
     cs.store(group="dataset", name="base_dataset", node=DatasetConfig)
 
 
+def _stray_keys(cfg: DictConfig | Mapping[str, Any]) -> list[str]:
+    """Command-line ``+key=value`` / ``++key=value`` that add a top-level key.
+
+    Hydra refuses ``C=10`` (not in the config) and suggests ``+C=10``, which then
+    composes and is read by nothing: the run would be the default's, silently. Keys
+    the config files define (``split_start``, an experiment's ``checks``) are
+    overridden without ``+`` and are not affected.
+    """
+    try:
+        overrides = list(cfg["hydra"]["overrides"]["task"])
+    except (KeyError, TypeError, AttributeError):
+        # runners.run.compose_config keeps them as `overrides`, without `hydra`
+        overrides = list(cfg.get("overrides") or [])
+    out = []
+    for text in overrides:
+        key, sep, value = str(text).partition("=")
+        if not sep or not key.startswith("+"):
+            continue
+        name = key.lstrip("+")
+        if "." in name or "/" in name or name in _GROUPS or name in _file_keys():
+            continue
+        out.append(
+            f"{text}: adds a top-level key '{name}' that no run reads. Estimator "
+            f"parameters go under method (method.{name}={value}; ++method.{name}="
+            f"{value} if the method's file lacks it), grid values under "
+            f"search.grids.<method id>.{name}=[...]"
+        )
+    return out
+
+
+# config groups of conf/config.yaml (``+dataset_method=...`` selects a pair file)
+_GROUPS = frozenset(
+    {"dataset", "method", "kernel", "protocol", "paths", "experiment", "dataset_method"}
+)
+
+
+@lru_cache(maxsize=1)
+def _file_keys() -> frozenset[str]:
+    """Top-level keys that conf/config.yaml or a global-package file defines."""
+    conf = Path(__file__).resolve().parent.parent / "conf"
+    keys: set[str] = set()
+    for path in conf.rglob("*.yaml"):
+        text = path.read_text()
+        if path.name == "config.yaml" or "# @package _global_" in text:
+            node = OmegaConf.create(text)
+            if isinstance(node, DictConfig):
+                keys.update(str(k) for k in node.keys())
+    return frozenset(keys)
+
+
 def _problems(cfg: DictConfig | Mapping[str, Any]) -> list[str]:
     from methods.kernels import NORMALIZATIONS
 
@@ -158,7 +211,7 @@ def _problems(cfg: DictConfig | Mapping[str, Any]) -> list[str]:
             return OmegaConf.to_container(node, resolve=True, enum_to_str=True)
         return node if node is not None else {}
 
-    out: list[str] = []
+    out: list[str] = _stray_keys(cfg)
     k = section("kernel")
     degree, sigma = k.get("degree"), k.get("sigma")
     if isinstance(degree, bool) or not isinstance(degree, int) or degree < 1:
@@ -241,6 +294,83 @@ def _problems(cfg: DictConfig | Mapping[str, Any]) -> list[str]:
     return out
 
 
+def _estimator_problems(cfg: DictConfig | Mapping[str, Any]) -> list[str]:
+    """Parameters the method's estimator refuses, in ``method.*`` or in its grid.
+
+    The estimator is built as the run builds it (``instantiate(cfg.method)``) and
+    checked with scikit-learn's own parameter constraints for the config's values
+    and for every grid value, so that ``search.grids.default.C=[-1]`` or
+    ``method.C=abc`` stops the sweep before any job instead of failing every job.
+    Errors other than a refused parameter are left to the run.
+    """
+    method = cfg.get("method") if isinstance(cfg, Mapping) else None
+    if not isinstance(method, (DictConfig, Mapping)) or "_target_" not in method:
+        return []
+    from hydra.errors import InstantiationException
+    from hydra.utils import instantiate
+    from sklearn.base import clone
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    name = str(method["_target_"]).rsplit(".", 1)[-1]
+    try:
+        estimator = instantiate(method)
+    except InstantiationException as exc:
+        cause = exc.__cause__
+        if isinstance(cause, TypeError) and "unexpected keyword" in str(cause):
+            bad = re.search(r"argument '(\w+)'", str(cause))
+            key = f"method.{bad.group(1)}" if bad else "method"
+            return [f"{key}: not a parameter of {name} ({cause})"]
+        return []
+
+    def refused(est: Any) -> str | None:
+        check = getattr(est, "_validate_params", None)
+        if check is None:
+            return None
+        try:
+            check()
+        except InvalidParameterError as exc:
+            return str(exc)
+        return None
+
+    out = []
+    why = refused(estimator)
+    if why:
+        bad = re.search(r"The '(\w+)' parameter", why)
+        out.append(f"method{'.' + bad.group(1) if bad else ''}: {why}")
+    grids = cfg["search"]["grids"] if "search" in cfg else {}
+    grids = OmegaConf.to_container(grids, resolve=True) if isinstance(
+        grids, DictConfig) else dict(grids or {})
+    # `method_id` interpolates Hydra's runtime choices, which a callback's config
+    # holds under `hydra` but cannot resolve through the interpolation
+    method_id = OmegaConf.select(cfg, "hydra.runtime.choices.method", default=None)
+    if method_id is None:
+        try:
+            method_id = cfg.get("method_id")
+        except Exception:  # noqa: BLE001 (an unresolvable id: leave grids to the run)
+            return out
+    key = method_id if method_id in grids else "default"
+    grid = grids.get(key) or {}
+    stages = grid if isinstance(grid, list) else [grid]
+    valid = sorted(estimator.get_params(deep=True))
+    for stage in stages:
+        if not isinstance(stage, Mapping):
+            continue  # reported by _problems
+        for param, values in stage.items():
+            if param not in valid:
+                out.append(
+                    f"search.grids.{key}.{param}: not a parameter of {name} "
+                    f"(its parameters: {', '.join(p for p in valid if '__' not in p)})"
+                )
+                continue
+            for value in values if isinstance(values, (list, tuple)) else []:
+                trial = clone(estimator).set_params(**{param: value})
+                why = refused(trial)
+                if why:
+                    out.append(f"search.grids.{key}.{param}={value!r}: {why}")
+                    break
+    return out
+
+
 def validate_config(cfg: DictConfig | Mapping[str, Any]) -> None:
     """Raise :class:`ConfigError` naming every bad key of a composed run config.
 
@@ -251,5 +381,7 @@ def validate_config(cfg: DictConfig | Mapping[str, Any]) -> None:
     parameter checks never see the kernel section.
     """
     problems = _problems(cfg)
+    if not problems:  # a config with bad sections may not instantiate
+        problems = _estimator_problems(cfg)
     if problems:
         raise ConfigError("invalid config:\n  " + "\n  ".join(problems))

@@ -73,16 +73,30 @@ def test_single_run_ok_exits_0_then_cached(tmp_path):
     assert "kml-run summary: 0 ok, 1 cached, 0 skipped, 0 failed (1 runs)" in out.text
 
 
-def test_invalid_c_exits_1_and_names_the_record(tmp_path):
+def test_invalid_c_stops_before_the_run(tmp_path):
     out = kml_run(
         tmp_path, "dataset=sonar", "method=svm", "protocol=smoke",
         "search.grids.default.C=[-1]",
     )
     assert out.returncode == 1, out.text
+    assert "kml-run: no run was started: invalid config:" in out.text
+    assert "search.grids.default.C=-1: The 'C' parameter of SVM" in out.text
+    assert not _records(tmp_path)
+
+
+# a run that fails only once it runs: the inner CV needs more samples than it has
+FAILS_IN_RUN = ["protocol.inner_folds=200", "search.grids.svm.C=[1,10]"]
+
+
+def test_failed_run_exits_1_and_names_the_record(tmp_path):
+    out = kml_run(
+        tmp_path, "dataset=sonar", "method=svm", "protocol=smoke", *FAILS_IN_RUN
+    )
+    assert out.returncode == 1, out.text
     assert "0 ok, 0 cached, 0 skipped, 1 failed (1 runs)" in out.text
-    assert "FAILED sonar svm[kernel=linear]: InvalidParameterError" in out.text
+    assert "FAILED sonar svm[kernel=linear]: ProtocolError" in out.text
     rec = _failed_record(out)
-    assert rec["status"] == "error" and "'C' parameter" in rec["reason"]
+    assert rec["status"] == "error" and "protocol.inner_folds" in rec["reason"]
 
 
 def test_checksum_mismatch_exits_1(tmp_path):
@@ -121,7 +135,7 @@ def test_sweep_summary_counts_and_exit_status(tmp_path):
         "dataset=sonar,ovarian",  # ovarian has no public copy: skipped
         "method=svm,fda",
         "protocol=smoke",
-        "search.grids.svm.C=[-1]",  # svm fails, fda has no grid
+        *FAILS_IN_RUN,  # svm fails, fda has no grid (no inner CV)
     ]
     out = kml_run(tmp_path, *sweep)
     assert out.returncode == 1, out.text
@@ -138,9 +152,12 @@ def test_sweep_summary_counts_and_exit_status(tmp_path):
         "dataset=sonar",
         "method=fda",
         "protocol=smoke",
-        "search.grids.svm.C=[-1]",
+        *FAILS_IN_RUN,
     ]
-    out = kml_run(tmp_path, "-m", "dataset=sonar", "method=fda", "protocol=smoke")
+    # svm's grid is not part of fda's key
+    out = kml_run(
+        tmp_path, "-m", "dataset=sonar", "method=fda", "protocol=smoke", FAILS_IN_RUN[0]
+    )
     assert out.returncode == 0, out.text
     assert "kml-run summary: 0 ok, 1 cached, 0 skipped, 0 failed (1 runs)" in out.text
 

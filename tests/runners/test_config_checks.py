@@ -28,11 +28,20 @@ from runners.run import compose_config, key_config
         ("protocol.outer_folds=1", "protocol.outer_folds=1: must be an integer >= 2"),
         ("protocol.repetitions=0", "protocol.repetitions=0: must be an integer >= 1"),
         ("protocol.refit_on=train", "protocol.refit_on='train' needs protocol.kind"),
+        # the estimator's own parameter constraints, for its config and its grid
+        ("search.grids.default.C=[1,-1]",
+         "search.grids.default.C=-1: The 'C' parameter of SVM must be a float"),
+        ("search.grids.svm.C=[0]", "search.grids.svm.C=0: The 'C' parameter of SVM"),
+        ("search.grids.default.CC=[1]",
+         "search.grids.default.CC: not a parameter of SVM (its parameters: C,"),
+        ("method.C=abc", "method.C: The 'C' parameter of SVM must be a float"),
+        ("method.solver=fast", "method.solver: The 'solver' parameter of SVM must"),
+        ("++method.gamma=1", "method.gamma: not a parameter of SVM"),
     ],
 )
 def test_bad_values_are_refused_when_composed(override, message):
     with pytest.raises(ConfigError) as err:
-        compose_config(["dataset=sonar", override])
+        compose_config(["dataset=sonar", "method=svm", override])
     assert message in str(err.value)
 
 
@@ -52,6 +61,25 @@ def test_enum_and_type_errors_name_key_and_allowed_values(override, allowed):
         compose_config([override])
     text = f"{err.value}\n{err.value.__cause__}"
     assert override.split("=")[0] in text and allowed in text
+
+
+@pytest.mark.parametrize("override", ["+C=10", "++C=10", "++gamma=[1,2]"])
+def test_a_new_top_level_key_is_refused(override):
+    # Hydra's hint for `C=10` is `+C=10`, which nothing reads: the run would
+    # silently be the default's
+    name, value = override.lstrip("+").split("=")
+    with pytest.raises(ConfigError) as err:
+        compose_config(["dataset=sonar", "method=svm", override])
+    assert f"{override}: adds a top-level key '{name}'" in str(err.value)
+    assert f"method.{name}={value}" in str(err.value)
+
+
+@pytest.mark.parametrize(
+    "override",
+    ["++split_start=1", "++method.C=10", "+search.grids.svm.C=[1]", "++seed=3"],
+)
+def test_keys_the_config_files_define_or_nested_keys_may_be_added(override):
+    compose_config(["dataset=sonar", "method=svm", override])
 
 
 def test_good_configs_pass_and_keep_plain_strings():
