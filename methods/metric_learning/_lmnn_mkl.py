@@ -117,7 +117,7 @@ class _KernelBankLMNN(ClassifierMixin, BaseEstimator):
         if len(self.classes_) < 2:
             raise ValueError(
                 f"{name} needs samples of at least 2 classes; y has only one class "
-                f"({self.classes_[0]!r}). Use a stratified split."
+                f"({self.classes_[:1].tolist()[0]!r}). Use a stratified split."
             )
         if counts.min() < self.n_neighbors + 1:
             c = self.classes_[int(np.argmin(counts))]

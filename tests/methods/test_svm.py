@@ -234,8 +234,12 @@ def test_parameter_validation(wdbc, params, match):
             lambda X, y: (X, np.full(len(y), "benign")),
             "at least 2 classes; y has only one class .* stratified folds",
         ),
+        (  # the label as Python writes it, not numpy's repr (np.float64(0.0))
+            lambda X, y: (X, np.zeros(len(y))),
+            r"y has only one class \(0\.0\) in",
+        ),
     ],
-    ids=["non_square", "one_class"],
+    ids=["non_square", "one_class", "one_class_repr"],
 )
 def test_fit_input_errors(wdbc, fit_args, match):
     X, y = wdbc
