@@ -6,6 +6,7 @@ import argparse
 import logging
 import os
 import sys
+from pathlib import Path
 
 REPORTS = {
     "mlsvm_table1": "reports.mlsvm:table1",
@@ -62,6 +63,8 @@ def main(argv: list[str] | None = None) -> int:
 
     from reports.guard import ReportError
 
+    folder = Path(args.out) if args.out else _generated(args.experiment)
+    before = _digests(folder)
     try:
         out = getattr(importlib.import_module(module), func)(
             args.results,
@@ -73,7 +76,44 @@ def main(argv: list[str] | None = None) -> int:
         print(f"kml-report {args.experiment}: error: {exc}", file=sys.stderr)
         return 2
     print(f"wrote {out}")
+    if Path(out).parent.resolve() == folder.resolve():
+        print(_changes(folder, before, _digests(folder)))
     return 0
+
+
+def _generated(experiment: str) -> Path:
+    from reports.site import GENERATED
+
+    return GENERATED / experiment.split("_")[0]
+
+
+def _digests(folder: Path) -> dict[str, str]:
+    import hashlib
+
+    if not folder.is_dir():
+        return {}
+    return {
+        f.name: hashlib.sha256(f.read_bytes()).hexdigest()
+        for f in sorted(folder.iterdir())
+        if f.is_file()
+    }
+
+
+def _changes(folder: Path, before: dict[str, str], after: dict[str, str]) -> str:
+    """Which files of the folder the report changed (the rest it rewrote as they
+    were): a reproduced table equal to the committed one shows no change, and
+    machine-dependent outputs (mlsvm Fig. 2's training times) show theirs."""
+    new = sorted(n for n in after if n not in before)
+    changed = sorted(n for n in after if n in before and before[n] != after[n])
+    parts = []
+    if changed:
+        parts.append(f"changed: {', '.join(changed)}")
+    if new:
+        parts.append(f"new: {', '.join(new)}")
+    same = len(after) - len(new) - len(changed)
+    return f"  in {folder}: " + ("; ".join(parts) or "no file changed") + (
+        f" ({same} unchanged)" if parts else ""
+    )
 
 
 def site_main(argv: list[str]) -> int:
