@@ -229,8 +229,9 @@ def build_input(
                 what=f"kernel {kcfg['name']!r}"
                 + (f" (bank member {k})" if len(grams) > 1 else ""),
             )
-        if "check_psd" in params:
-            estimator.set_params(check_psd=False)
+    # Checked just above, or the protocol opted out: no estimator re-checks it per fit.
+    if "check_psd" in params:
+        estimator.set_params(check_psd=False)
     estimator.set_params(kernel="precomputed")
     return estimator, K
 

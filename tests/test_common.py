@@ -47,8 +47,9 @@ _SMALL_BANK = [KernelSpec("linear"), KernelSpec("gaussian", sigma=2.0)]
 ESTIMATORS = [
     SVM(kernel="gaussian"),
     # check_psd=False: several checks hand over Gram matrices rounded to float32 or
-    # truncated to integers, which are not PSD at float64 precision; the SVM family
-    # refuses those by design (tested in tests/methods/test_svm.py).
+    # truncated to integers, which are not PSD at float64 precision, or minus their
+    # mean; every estimator taking kernel="precomputed" refuses those by
+    # design (tests/methods/test_svm.py, tests/methods/test_psd_checks.py).
     SVM(kernel="precomputed", check_psd=False),
     SVMm(kernel="poly", degree=2, normalize="cosine"),
     SVMm(kernel="precomputed", check_psd=False),
@@ -58,11 +59,11 @@ ESTIMATORS = [
     FDA(),
     FDA(kernel="gaussian"),
     FDA(kernel="poly", degree=3, normalize="cosine"),
-    FDA(kernel="precomputed"),
+    FDA(kernel="precomputed", check_psd=False),
     SimpleMKL(kernel=_SMALL_BANK),
-    SimpleMKL(kernel="precomputed"),
+    SimpleMKL(kernel="precomputed", check_psd=False),
     MKLm(kernel=_SMALL_BANK),
-    EpsMKL(kernel="precomputed"),
+    EpsMKL(kernel="precomputed", check_psd=False),
     WRBFSVM(n_iter=3),
     WRBFSVM(n_iter=0),
     LMNN(n_neighbors=2),
@@ -82,7 +83,7 @@ ESTIMATORS = [
     NRLMNNMKL(n_neighbors=1, check_psd=False, lmnn_params={"max_iter": 30}),
     LMNNMKLP(n_neighbors=1, check_psd=False, lmnn_params={"max_iter": 30}),
     KOMD(),
-    KOMD(kernel="precomputed"),
+    KOMD(kernel="precomputed", check_psd=False),
     ARBF(n_iter=2),
     GBLMNN(n_neighbors=1, n_estimators=3),
 ]

@@ -24,6 +24,7 @@ from methods._multiclass import (
     encode_classes,
     predict_from_decision,
 )
+from methods._validation import check_psd_kernel
 
 _FITTED = ("coef_", "dual_coef_", "intercept_", "X_fit_")
 
@@ -113,6 +114,15 @@ class FDA(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         Relative regularization :math:`\mu / (\operatorname{tr}(A)/n)`, see above.
     multiclass : {"ovo", "ovr"}, default="ovo"
         Decomposition for more than two classes.
+    check_psd : bool, default=True
+        Check that a user-supplied kernel (callable or precomputed) gives a
+        positive semi-definite training Gram matrix, and raise
+        :class:`~methods.exceptions.NonPSDKernelError` otherwise (an asymmetric
+        one too). The check is a Cholesky certificate (O(n^3 / 3); the
+        eigendecomposition only when it fails): a runner that fits many models on
+        one Gram matrix checks it once with :func:`~methods.check_psd_kernel` and
+        passes ``check_psd=False``. Named kernels are PSD by construction and never
+        checked.
 
     Attributes
     ----------
@@ -170,6 +180,7 @@ class FDA(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         "normalize": [StrOptions({"cosine"}), None],
         "reg": [Interval(Real, 0.0, None, closed="left")],
         "multiclass": [StrOptions({"ovo", "ovr"})],
+        "check_psd": ["boolean"],
     }
 
     def __init__(
@@ -180,6 +191,7 @@ class FDA(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         normalize: str | None = None,
         reg: float = 1e-3,
         multiclass: str = "ovo",
+        check_psd: bool = True,
     ):
         self.kernel = kernel
         self.degree = degree
@@ -187,6 +199,7 @@ class FDA(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.normalize = normalize
         self.reg = reg
         self.multiclass = multiclass
+        self.check_psd = check_psd
 
     @property
     def _primal(self) -> bool:
@@ -222,6 +235,7 @@ class FDA(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         self : FDA
             The fitted estimator.
         """
+        in_dtype = getattr(X, "dtype", None)
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
         if self._precomputed:
@@ -236,6 +250,12 @@ class FDA(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
                     "kernel='precomputed' normalize the Gram matrices before fitting "
                     "and use normalize=None."
                 )
+            if self.check_psd:
+                # float32 input is judged at float32 precision, as the SVMs do
+                check_psd_kernel(
+                    X.astype(in_dtype) if in_dtype in (np.float16, np.float32) else X,
+                    what="precomputed training kernel matrix",
+                )
         for attr in _FITTED:
             self.__dict__.pop(attr, None)
         self.classes_, y_idx = encode_classes(y, "FDA")
@@ -248,6 +268,8 @@ class FDA(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
             self.coef_ = np.zeros((len(problems), X.shape[1]))
         else:
             K = X if self._precomputed else self._gram(X)
+            if self.check_psd and callable(self.kernel):
+                check_psd_kernel(K, what="training Gram matrix of the callable kernel")
             self.dual_coef_ = np.zeros((len(problems), n))
         self.intercept_ = np.zeros(len(problems))
         for p, (idx, y_pm) in enumerate(problems):

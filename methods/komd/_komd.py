@@ -36,6 +36,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from methods._kernels import KernelEstimatorMixin
+from methods._validation import check_psd_kernel
 from methods.komd._smo import KOMD_TOL, komd_smo
 
 KOMD_SOLVERS = ("smo", "cvxopt")
@@ -149,6 +150,15 @@ class KOMD(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         SMO stopping tolerance on the per-class KKT gap.
     max_iter : int or None
         Cap on SMO pair updates (default ``max(10**6, 200 n)``).
+    check_psd : bool, default=True
+        Check that a user-supplied kernel (callable or precomputed) gives a
+        positive semi-definite training Gram matrix, and raise
+        :class:`~methods.exceptions.NonPSDKernelError` otherwise (an asymmetric
+        one too). The check is a Cholesky certificate (O(n^3 / 3); the
+        eigendecomposition only when it fails): a runner that fits many models on
+        one Gram matrix checks it once with :func:`~methods.check_psd_kernel` and
+        passes ``check_psd=False``. Named kernels are PSD by construction and never
+        checked.
 
     Attributes
     ----------
@@ -167,6 +177,7 @@ class KOMD(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         "solver": [StrOptions(set(KOMD_SOLVERS))],
         "tol": [Interval(Real, 0.0, None, closed="neither")],
         "max_iter": [Interval(Integral, 1, None, closed="left"), None],
+        "check_psd": ["boolean"],
     }
 
     def __init__(
@@ -179,6 +190,7 @@ class KOMD(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         solver: str = "smo",
         tol: float = KOMD_TOL,
         max_iter: int | None = None,
+        check_psd: bool = True,
     ):
         self.lam = lam
         self.kernel = kernel
@@ -188,6 +200,7 @@ class KOMD(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.solver = solver
         self.tol = tol
         self.max_iter = max_iter
+        self.check_psd = check_psd
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -197,6 +210,7 @@ class KOMD(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
     def fit(self, X, y):
         """Fit on features (or a square Gram matrix with ``kernel="precomputed"``)."""
         self._validate_params()
+        in_dtype = getattr(X, "dtype", None)
         X, y = validate_data(self, X, y, dtype=np.float64)
         ys = binary_labels(self, y, "KOMD")
         if self.kernel == "precomputed":
@@ -206,9 +220,17 @@ class KOMD(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
                     f"{X.shape[0]}x{X.shape[1]} matrix."
                 )
             K = X
+            if self.check_psd:
+                # float32 input is judged at float32 precision, as the SVMs do
+                check_psd_kernel(
+                    K.astype(in_dtype) if in_dtype in (np.float16, np.float32) else K,
+                    what="precomputed training kernel matrix",
+                )
         else:
             self.X_fit_ = X
             K = self._gram(X)
+            if self.check_psd and callable(self.kernel):
+                check_psd_kernel(K, what="training Gram matrix of the callable kernel")
         gamma, n_iter, converged = solve_komd(
             K, ys, self.lam, solver=self.solver, tol=self.tol, max_iter=self.max_iter
         )

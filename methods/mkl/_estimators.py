@@ -48,6 +48,7 @@ from methods._multiclass import (
     predict_from_decision,
 )
 from methods._qp import BoxQP, csvm_dual, svmm_dual
+from methods._validation import check_psd_kernel
 from methods.mkl._bank import KernelBankMixin
 from methods.mkl._descent import reduced_gradient_mkl
 
@@ -82,6 +83,7 @@ class _BaseMKL(KernelBankMixin, ClassifierMixin, BaseEstimator):
         "weight_tol": [Interval(Real, 0.0, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "inner_tol": [Interval(Real, 0.0, None, closed="neither"), None],
+        "check_psd": ["boolean"],
     }
 
     def _inner_problem(self, K: np.ndarray, y: np.ndarray) -> BoxQP:
@@ -115,9 +117,12 @@ n_kernels)
         """
         self._validate_params()
         name = type(self).__name__
+        in_dtype = getattr(X, "dtype", None)
         X, y = validate_data(self, X, y, allow_nd=self._precomputed, dtype=np.float64)
         self.classes_, y_idx = encode_classes(y, name)
         stack = self._train_stack(X)
+        if self._precomputed and self.check_psd:
+            self._check_psd_stack(X, in_dtype)
         n, m = stack.shape[0], stack.shape[2]
         problems = binary_problems(y_idx, self.classes_.shape[0])
         n_pairs = len(problems)
@@ -164,6 +169,18 @@ n_kernels)
             class_pairs(self.classes_.shape[0]), n_unconverged, solver
         )
         return self
+
+    @staticmethod
+    def _check_psd_stack(X: np.ndarray, in_dtype) -> None:
+        """Every member of the precomputed training stack, as given (unscaled)."""
+        # float32 input is judged at float32 precision, as the SVMs do
+        if in_dtype in (np.float16, np.float32):
+            X = X.astype(in_dtype)
+        if X.ndim == 2:
+            check_psd_kernel(X, what="precomputed training kernel matrix")
+            return
+        for k in range(X.shape[2]):
+            check_psd_kernel(X[:, :, k], what=f"training kernel {k} of the stack")
 
     def _warn_from_fit_status(self, pairs, n_unconverged: int, solver: str) -> None:
         name = type(self).__name__
@@ -270,7 +287,17 @@ default="unit_trace"
         Maximal number of outer iterations per class pair (SimpleMKL's
         ``nbitermax``).
     inner_tol : float, default=None
-        Tolerance of the inner solver; None keeps the solver's default."""
+        Tolerance of the inner solver; None keeps the solver's default.
+    check_psd : bool, default=True
+        With kernel="precomputed", check that every base kernel of the training
+        stack is positive semi-definite, and raise
+        :class:`~methods.exceptions.NonPSDKernelError` naming the first one that is
+        not (or is asymmetric). The check is a Cholesky certificate per kernel
+        (O(n^3 / 3); the eigendecomposition only when it fails): a runner that fits
+        many models on one stack checks it once with
+        :func:`~methods.check_psd_kernel` and passes ``check_psd=False``. Named
+        kernels ("bank20", KernelSpec lists) are PSD by construction and never
+        checked."""
 
 _SHARED_ATTRS_DOC = """
     classes_ : ndarray of shape (n_classes,)
@@ -383,6 +410,7 @@ class SimpleMKL(_BaseMKL):
         weight_tol: float = 1e-6,
         max_iter: int = 500,
         inner_tol: float | None = None,
+        check_psd: bool = True,
     ) -> None:
         self.C = C
         self.kernel = kernel
@@ -392,6 +420,7 @@ class SimpleMKL(_BaseMKL):
         self.weight_tol = weight_tol
         self.max_iter = max_iter
         self.inner_tol = inner_tol
+        self.check_psd = check_psd
 
     def _inner_problem(self, K: np.ndarray, y: np.ndarray) -> BoxQP:
         return csvm_dual(K, y, self.C)
@@ -481,6 +510,7 @@ class MKLm(_BandMKL):
         weight_tol: float = 1e-6,
         max_iter: int = 500,
         inner_tol: float | None = None,
+        check_psd: bool = True,
     ) -> None:
         self.C = C
         self.C2 = C2
@@ -492,6 +522,7 @@ class MKLm(_BandMKL):
         self.weight_tol = weight_tol
         self.max_iter = max_iter
         self.inner_tol = inner_tol
+        self.check_psd = check_psd
 
     def _epsilon(self) -> float:
         return float(self.epsilon)
@@ -538,6 +569,7 @@ class EpsMKL(_BandMKL):
         weight_tol: float = 1e-6,
         max_iter: int = 500,
         inner_tol: float | None = None,
+        check_psd: bool = True,
     ) -> None:
         self.C = C
         self.C2 = C2
@@ -548,6 +580,7 @@ class EpsMKL(_BandMKL):
         self.weight_tol = weight_tol
         self.max_iter = max_iter
         self.inner_tol = inner_tol
+        self.check_psd = check_psd
 
     def _epsilon(self) -> float:
         return 0.0
