@@ -69,8 +69,8 @@ def encode_classes(y: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
     if classes.shape[0] < 2:
         raise ValueError(
             f"{name} needs samples of at least 2 classes; y has only one class "
-            f"({classes[:1].tolist()[0]!r}) in {y.shape[0]} samples. Fit on data holding every "
-            "class (with cross-validation, use stratified folds)."
+            f"({classes[:1].tolist()[0]!r}) in {y.shape[0]} samples. Fit on data "
+            "holding every class (with cross-validation, use stratified folds)."
         )
     return classes, y_idx
 

@@ -51,7 +51,7 @@ def binary_labels(estimator: BaseEstimator, y: np.ndarray, name: str) -> np.ndar
             f"Only binary classification is supported. {name} is a binary method "
             "(arbf Sec. 3: distributions over the positives and the negatives); "
             f"y has {len(classes)} classes "
-            f"{list(classes)[:5]}. Pass two classes, or wrap it in "
+            f"{classes[:5].tolist()}. Pass two classes, or wrap it in "
             "sklearn.multiclass.OneVsRestClassifier."
         )
     estimator.classes_ = classes
