@@ -88,6 +88,14 @@ class SweepProgress(Callback):
         os.environ[PROGRESS_ENV] = str(progress.resolve())
 
 
+class DropJobListing(logging.Filter):
+    """Leaves out the launchers' listing of every job's overrides (``\t#12 : ...``)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        msg = record.msg if isinstance(record.msg, str) else ""
+        return not msg.startswith("\t#")
+
+
 def record_progress(line: str | Mapping[str, Any]) -> int | None:
     """Append a finished job to the sweep's progress file; the number done so far.
 

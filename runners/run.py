@@ -625,6 +625,12 @@ def main() -> None:
     # the __del__ of objects that are cyclic garbage at exit, which CPython does not
     # promise to run either; records and checkpoints are closed explicitly.
     atexit.register(gc.freeze)
+    from runners.choices import unknown_choices
+
+    problem = unknown_choices(sys.argv[1:])
+    if problem:
+        sys.stderr.write(problem + "\n")
+        raise SystemExit(1)
     if not cached_sweep(sys.argv[1:]):
         hydra_main()
 

@@ -177,13 +177,22 @@ def test_sweep_summary_counts_and_exit_status(tmp_path):
         ),
         # a bad name in one of several swept values: the sweep check composes one
         # job per override line, since Hydra's own batch check skips its jobs
+        # (an added search path turns off kml-run's own name check, below, which
+        # would otherwise answer first)
         (
-            ["-m", "dataset=sonar", "method=svm,svmx", "protocol=smoke"],
+            ["-m", "dataset=sonar", "method=svm,svmx", "protocol=smoke",
+             "hydra.searchpath=[]"],
             "Could not find 'method/svmx'",
         ),
         (
-            ["-m", "dataset=sonar,wpbcx", "method=svm", "protocol=smoke"],
+            ["-m", "dataset=sonar,wpbcx", "method=svm", "protocol=smoke",
+             "hydra.searchpath=[]"],
             "Could not find 'dataset/wpbcx'",
+        ),
+        # kml-run's name check (runners/choices.py), before Hydra starts
+        (
+            ["-m", "dataset=sonar,wpbcx", "method=svm", "protocol=smoke"],
+            "dataset=wpbcx: no such dataset (did you mean wpbc",
         ),
     ],
 )

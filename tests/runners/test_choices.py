@@ -1,0 +1,46 @@
+"""Unknown config-group values are named, with the closest choices, before Hydra."""
+
+from __future__ import annotations
+
+import pytest
+
+from runners.choices import options, unknown_choices
+
+
+@pytest.mark.parametrize(
+    "argv,names",
+    [
+        (["dataset=sonr", "method=svm"],
+         ["dataset=sonr: no such dataset (did you mean sonar?"]),
+        (["-m", "dataset=sonar,wdbcc", "method=svmx"],
+         ["dataset=wdbcc: no such dataset (did you mean wdbc",
+          "method=svmx: no such method"]),
+        (["experiment=mlsvm_tabel1"], ["did you mean mlsvm_table1"]),
+        (["kernel=gaussx"], ["kernel=gaussx: no such kernel (did you mean gauss1?"]),
+        (["+protocol=smok"], ["protocol=smok: no such protocol"]),
+    ],
+)
+def test_unknown_choices_are_named(argv, names):
+    message = unknown_choices(argv)
+    assert message is not None and message.startswith("kml-run: no run was started")
+    for name in names:
+        assert name in message
+    assert "base_" not in message  # schema names are not choices
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["experiment=mlsvm_table1", "dataset=sonar,wdbc", "method=svm", "kernel=poly2"],
+        ["experiment=null", "protocol=smoke"],
+        ["dataset=glob(*)", "method=${oc.env:X}"],  # left to Hydra
+        ["hydra.searchpath=[file:///elsewhere]", "method=mine"],  # another config dir
+        ["method.C=10", "search.grids.default.C=[1,10]"],  # not a group choice
+    ],
+)
+def test_known_or_unjudgeable_choices_pass(argv):
+    assert unknown_choices(argv) is None
+
+
+def test_options_are_the_files_of_the_group():
+    assert "sonar" in options("dataset") and "mlsvm_table1" in options("experiment")
