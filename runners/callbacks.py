@@ -154,6 +154,20 @@ def sweep_jobs(config: DictConfig) -> list[list[str]]:
     return [list(job) for batch in batches for job in batch]
 
 
+def _estimator_signature(job: Sequence[str], pair_files: bool) -> tuple[str, ...]:
+    """The overrides the estimator check (config_schema._estimator_problems) reads:
+    the method, its grids and, through pair files, the dataset."""
+    keep = []
+    for line in job:
+        key = line.split("=", 1)[0].lstrip("+~")
+        top = key.split(".", 1)[0].split("@", 1)[0]
+        if top in ("method", "search", "experiment") or (
+            top == "dataset" and pair_files
+        ):
+            keep.append(line)
+    return tuple(keep)
+
+
 def _check_signature(job: Sequence[str], pair_files: bool) -> tuple[str, ...]:
     keep = []
     for line in job:
@@ -217,15 +231,24 @@ def check_sweep(config: DictConfig, compose=None) -> int:
     # core for Table I's 140 before any job starts), is skipped for these jobs
     # (runners.launch_compose.mark_checked). The composition memo hands the same
     # config to the launcher, so a one-job run composes it once.
+    # The estimator's parameter check depends on the method and its grid, which the
+    # other checks do not: one job per (method, grid) combination as well.
     jobs = sweep_jobs(config)
     signatures: set[tuple[str, ...]] = set()
+    estimators: set[tuple[str, ...]] = set()
     covered: set[str] = set()
     chosen: list[list[str]] = []
     for job in jobs:
         signature = _check_signature(job, pair_files)
-        if signature in signatures and covered.issuperset(job):
+        estimator = _estimator_signature(job, pair_files)
+        if (
+            signature in signatures
+            and estimator in estimators
+            and covered.issuperset(job)
+        ):
             continue
         signatures.add(signature)
+        estimators.add(estimator)
         covered.update(job)
         chosen.append(job)
     errors: dict[str, list[str]] = {}

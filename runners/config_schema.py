@@ -171,7 +171,8 @@ def _stray_keys(cfg: DictConfig | Mapping[str, Any]) -> list[str]:
         if not sep or not key.startswith("+"):
             continue
         name = key.lstrip("+")
-        if "." in name or "/" in name or name in _GROUPS or name in _file_keys():
+        base = name.split("@", 1)[0]  # group@package=choice
+        if "." in base or "/" in base or base in _GROUPS or base in _file_keys():
             continue
         out.append(
             f"{text}: adds a top-level key '{name}' that no run reads. Estimator "
@@ -298,18 +299,20 @@ def _estimator_problems(cfg: DictConfig | Mapping[str, Any]) -> list[str]:
     """Parameters the method's estimator refuses, in ``method.*`` or in its grid.
 
     The estimator is built as the run builds it (``instantiate(cfg.method)``) and
-    checked with scikit-learn's own parameter constraints for the config's values
-    and for every grid value, so that ``search.grids.default.C=[-1]`` or
-    ``method.C=abc`` stops the sweep before any job instead of failing every job.
-    Errors other than a refused parameter are left to the run.
+    checked with scikit-learn's own parameter constraints (``_parameter_constraints``)
+    for the config's values and for every grid value, so that
+    ``search.grids.default.C=[-1]`` or ``method.C=abc`` stops the sweep before any
+    job instead of failing every job. Only the estimator's own parameters are
+    judged: a nested learner's values (``metric_learner__sigma``) are checked, if
+    at all, when it is fitted, and a grid name only for existing. Errors other than
+    a refused parameter (an estimator that declares no constraints, a target that
+    is not an estimator) are left to the run.
     """
     method = cfg.get("method") if isinstance(cfg, Mapping) else None
     if not isinstance(method, (DictConfig, Mapping)) or "_target_" not in method:
         return []
     from hydra.errors import InstantiationException
     from hydra.utils import instantiate
-    from sklearn.base import clone
-    from sklearn.utils._param_validation import InvalidParameterError
 
     name = str(method["_target_"]).rsplit(".", 1)[-1]
     try:
@@ -321,19 +324,36 @@ def _estimator_problems(cfg: DictConfig | Mapping[str, Any]) -> list[str]:
             key = f"method.{bad.group(1)}" if bad else "method"
             return [f"{key}: not a parameter of {name} ({cause})"]
         return []
+    except Exception:  # noqa: BLE001 (any other failure is the run's to report)
+        return []
+    out: list[str] = []
+    try:
+        _check_estimator(cfg, estimator, name, out)
+    except Exception:  # noqa: BLE001 (a target that is no scikit-learn estimator,
+        pass  # a constructor clone() refuses, ...: left to the run, as before)
+    return out
 
-    def refused(est: Any) -> str | None:
-        check = getattr(est, "_validate_params", None)
-        if check is None:
-            return None
-        try:
-            check()
-        except InvalidParameterError as exc:
-            return str(exc)
-        return None
 
-    out = []
-    why = refused(estimator)
+def _refused(est: Any) -> str | None:
+    """scikit-learn's parameter check of ``est``, for classes that declare one."""
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    if not isinstance(getattr(type(est), "_parameter_constraints", None), dict):
+        return None  # a plain estimator: nothing declared to check against
+    try:
+        est._validate_params()
+    except InvalidParameterError as exc:
+        return str(exc)
+    return None
+
+
+def _check_estimator(
+    cfg: DictConfig | Mapping[str, Any], estimator: Any, name: str, out: list[str]
+) -> None:
+    """Append to ``out`` what :func:`_estimator_problems` promises."""
+    from sklearn.base import clone
+
+    why = _refused(estimator)
     if why:
         bad = re.search(r"The '(\w+)' parameter", why)
         out.append(f"method{'.' + bad.group(1) if bad else ''}: {why}")
@@ -347,7 +367,7 @@ def _estimator_problems(cfg: DictConfig | Mapping[str, Any]) -> list[str]:
         try:
             method_id = cfg.get("method_id")
         except Exception:  # noqa: BLE001 (an unresolvable id: leave grids to the run)
-            return out
+            return
     key = method_id if method_id in grids else "default"
     grid = grids.get(key) or {}
     stages = grid if isinstance(grid, list) else [grid]
@@ -364,11 +384,10 @@ def _estimator_problems(cfg: DictConfig | Mapping[str, Any]) -> list[str]:
                 continue
             for value in values if isinstance(values, (list, tuple)) else []:
                 trial = clone(estimator).set_params(**{param: value})
-                why = refused(trial)
+                why = _refused(trial)
                 if why:
                     out.append(f"search.grids.{key}.{param}={value!r}: {why}")
                     break
-    return out
 
 
 def validate_config(cfg: DictConfig | Mapping[str, Any]) -> None:

@@ -189,6 +189,13 @@ def test_sweep_summary_counts_and_exit_status(tmp_path):
              "hydra.searchpath=[]"],
             "Could not find 'dataset/wpbcx'",
         ),
+        # the estimator check depends on the method: the one bad (method, grid) of
+        # a sweep is composed although its grid line alone was seen with svm
+        (
+            ["-m", "dataset=sonar", "search.grids.eps_svm.C=[1],[-1]",
+             "method=svm,eps_svm", "protocol=smoke"],
+            "search.grids.eps_svm.C=-1: The 'C' parameter of EpsSVM",
+        ),
         # kml-run's name check (runners/choices.py), before Hydra starts
         (
             ["-m", "dataset=sonar,wpbcx", "method=svm", "protocol=smoke"],

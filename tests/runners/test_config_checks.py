@@ -6,6 +6,7 @@ import re
 
 import pytest
 from hydra.errors import ConfigCompositionException
+from sklearn.base import BaseEstimator, ClassifierMixin
 
 from runners.config_schema import ConfigError, validate_config
 from runners.run import compose_config, key_config
@@ -80,6 +81,25 @@ def test_a_new_top_level_key_is_refused(override):
 )
 def test_keys_the_config_files_define_or_nested_keys_may_be_added(override):
     compose_config(["dataset=sonar", "method=svm", override])
+
+
+class PlainEstimator(ClassifierMixin, BaseEstimator):
+    """A method written the plain scikit-learn way: no _parameter_constraints."""
+
+    def __init__(self, C=1.0, kernel="linear"):
+        self.C = C
+        self.kernel = kernel
+
+
+@pytest.mark.parametrize(
+    "target", [f"{__name__}.PlainEstimator", "builtins.dict"]
+)
+def test_estimators_that_declare_no_constraints_are_left_to_the_run(target):
+    # checked only against what a class declares; anything else is the run's
+    compose_config([
+        "dataset=sonar", "method=svm", f"method._target_={target}",
+        "~method.solver", "search.grids.default.C=[-1,10]",
+    ])
 
 
 def test_good_configs_pass_and_keep_plain_strings():
