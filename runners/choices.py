@@ -15,7 +15,10 @@ from pathlib import Path
 
 CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
 GROUPS = ("dataset", "method", "kernel", "protocol", "experiment")
-_SPECIAL = set("()[]{}$*?")
+# command-line flags that point Hydra at other config files
+_OTHER_CONFIG_DIR = (
+    "-cp", "--config-path", "-cd", "--config-dir", "-cn", "--config-name"
+)
 
 
 def options(group: str) -> list[str]:
@@ -27,20 +30,34 @@ def options(group: str) -> list[str]:
 
 def unknown_choices(argv: Sequence[str]) -> str | None:
     """A message naming each unknown group value of ``argv``, or None."""
-    if any("searchpath" in a or a.startswith(("-cd", "--config-dir")) for a in argv):
+    if any(
+        "searchpath" in a or a.split("=", 1)[0] in _OTHER_CONFIG_DIR for a in argv
+    ):
         return None  # choices may live in another config directory
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.core.override_parser.types import ChoiceSweep
+
+    lines = [a for a in argv if "=" in a and not a.startswith("-")]
+    try:  # Hydra's own parser: quotes, lists and sweeps as Hydra reads them
+        overrides = OverridesParser.create().parse_overrides(lines)
+    except Exception:  # noqa: BLE001 (a syntax error is Hydra's to explain)
+        return None
     problems = []
-    for arg in argv:
-        key, sep, value = arg.partition("=")
-        key = key.lstrip("+")
-        if arg.startswith("-") or not sep or key not in GROUPS:
+    for override in overrides:
+        key = override.key_or_group
+        if key not in GROUPS or override.is_delete() or override.package:
             continue
-        if _SPECIAL & set(value):
+        value = override.value()
+        if isinstance(value, ChoiceSweep):
+            values = list(value.list)
+        elif isinstance(value, str):
+            values = [value]
+        else:  # range(), glob(), intervals: left to Hydra
             continue
         known = options(key)
-        for choice in (v.strip() for v in value.split(",")):
-            if not choice or choice == "null" or choice in known:
-                continue
+        for choice in values:
+            if not isinstance(choice, str) or "${" in choice or choice in known:
+                continue  # null, numbers, interpolations
             close = difflib.get_close_matches(choice, known, n=3, cutoff=0.6)
             hint = f"did you mean {' or '.join(close)}? " if close else ""
             problems.append(

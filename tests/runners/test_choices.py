@@ -34,6 +34,11 @@ def test_unknown_choices_are_named(argv, names):
         ["experiment=mlsvm_table1", "dataset=sonar,wdbc", "method=svm", "kernel=poly2"],
         ["experiment=null", "protocol=smoke"],
         ["dataset=glob(*)", "method=${oc.env:X}"],  # left to Hydra
+        ["dataset='sonar'", 'method="svm"', "dataset='sonar','wdbc'"],  # quoted
+        ["--config-path=/elsewhere", "method=mine"],  # another config dir
+        ["-cp", "/elsewhere", "method=mine"],
+        ["+method@foo=svmx", "~method", "~dataset=sonar"],  # package, deletes
+        ["dataset=sonar,", "dataset=[bad"],  # syntax errors: Hydra's to explain
         ["hydra.searchpath=[file:///elsewhere]", "method=mine"],  # another config dir
         ["method.C=10", "search.grids.default.C=[1,10]"],  # not a group choice
     ],
