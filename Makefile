@@ -22,7 +22,7 @@ help:
 	@echo "  make lint                     ruff"
 	@echo "  make datasets                 list every dataset and where it comes from"
 	@echo "  make bench                    solver benchmarks (ratios against references)"
-	@echo "  make clean-results            delete results/ (every record) and Hydra's outputs/"
+	@echo "  make clean-results            delete the result store ($(RESULTS): every record) and outputs/"
 	@echo "Reproduce (times: latest whole runs on 2 cores, README)"
 	@echo "  make reproduce-table1         mlsvm Table I + Fig. 2 (~3 min)"
 	@echo "  make check-table1             the checks behind Table I's listed divergences (~17 min)"

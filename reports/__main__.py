@@ -76,7 +76,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"kml-report {args.experiment}: error: {exc}", file=sys.stderr)
         return 2
     print(f"wrote {out}")
-    if Path(out).parent.resolve() == folder.resolve():
+    written = Path(out) if Path(out).is_dir() else Path(out).parent  # kdml: a folder
+    if written.resolve() == folder.resolve():
         print(_changes(folder, before, _digests(folder)))
     return 0
 
@@ -105,11 +106,14 @@ def _changes(folder: Path, before: dict[str, str], after: dict[str, str]) -> str
     machine-dependent outputs (mlsvm Fig. 2's training times) show theirs."""
     new = sorted(n for n in after if n not in before)
     changed = sorted(n for n in after if n in before and before[n] != after[n])
+    removed = sorted(n for n in before if n not in after)
     parts = []
     if changed:
         parts.append(f"changed: {', '.join(changed)}")
     if new:
         parts.append(f"new: {', '.join(new)}")
+    if removed:
+        parts.append(f"removed: {', '.join(removed)}")
     same = len(after) - len(new) - len(changed)
     return f"  in {folder}: " + ("; ".join(parts) or "no file changed") + (
         f" ({same} unchanged)" if parts else ""

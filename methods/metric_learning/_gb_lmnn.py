@@ -87,7 +87,7 @@ def _target_neighbors(Z: np.ndarray, y: np.ndarray, k: int) -> np.ndarray:
         if len(idx) <= k:
             raise ValueError(
                 f"GB-LMNN needs {k + 1} samples per class for {k} target neighbours; "
-                f"class {c!r} has {len(idx)}. Lower n_neighbors."
+                f"class {c.item()!r} has {len(idx)}. Lower n_neighbors."
             )
         sub = D[np.ix_(idx, idx)]
         tn[idx] = idx[np.argsort(sub, axis=1, kind="stable")[:, :k]]

@@ -120,7 +120,7 @@ class _KernelBankLMNN(ClassifierMixin, BaseEstimator):
                 f"({self.classes_[:1].tolist()[0]!r}). Use a stratified split."
             )
         if counts.min() < self.n_neighbors + 1:
-            c = self.classes_[int(np.argmin(counts))]
+            c = self.classes_[int(np.argmin(counts))].item()
             raise ValueError(
                 f"{name} needs {self.n_neighbors + 1} training samples per class "
                 f"(n_neighbors={self.n_neighbors} target neighbours plus the point); "
