@@ -14,6 +14,7 @@ every evaluation).
 Run:  nice -n 5 .venv/bin/python benchmarks/bench_lmnn.py [--repeats 3]
       nice -n 5 .venv/bin/python benchmarks/bench_lmnn.py --kernel-map
       nice -n 5 .venv/bin/python benchmarks/bench_lmnn.py --gemm [--repeats 3]
+      nice -n 5 .venv/bin/python benchmarks/bench_lmnn.py --lbfgs 40 [--repeats 3]
 """
 
 from __future__ import annotations
@@ -146,6 +147,63 @@ def _kernel_map_timings() -> None:
             )
 
 
+def _mfeat_kernel_map() -> tuple[np.ndarray, np.ndarray]:
+    """lmnnmkl Table 2's LMNN_H input: mfeat's six view kernels summed, 1000 rows."""
+    from datasets import load
+    from methods.metric_learning._view_kernels import VIEW_BANKS, view_kernel_stack
+
+    data = load("mfeat")
+    rows = np.random.default_rng(0).permutation(len(data.y))[:1000]
+    Xm = StandardScaler().fit_transform(data.X)
+    stack = view_kernel_stack(Xm, VIEW_BANKS["mfeat_views"])[np.ix_(rows, rows)]
+    Km = sum(stack[:, :, v] / stack[:, :, v].diagonal().mean() for v in range(6))
+    return Km, np.asarray(data.y)[rows]
+
+
+def _lbfgs_timings(repeats: int, max_iter: int) -> None:
+    """The solver's L-BFGS (compiled vector updates) against its numpy reference.
+
+    Same fits on mfeat's kernel map (LMNN_H of lmnnmkl Table 2), alternated, CPU
+    seconds of the whole fit; the two metrics must be equal bit for bit.
+    """
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    from methods.metric_learning import _lmnn_solver
+
+    try:
+        from benchmarks._lbfgs_reference import lbfgs_numpy
+    except ImportError:  # run as a script: benchmarks/ is sys.path[0]
+        from _lbfgs_reference import lbfgs_numpy
+
+    K, y = _mfeat_kernel_map()
+    compiled = _lmnn_solver.lbfgs
+    times: dict[str, list[float]] = {"numpy": [], "compiled": []}
+    metrics = {}
+    try:
+        for _ in range(repeats):
+            for label, impl in (("compiled", compiled), ("numpy", lbfgs_numpy)):
+                _lmnn_solver.lbfgs = impl
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", ConvergenceWarning)
+                    c = time.process_time()
+                    lm = LMNN(kernel="precomputed", max_iter=max_iter).fit(K, y)
+                    times[label].append(time.process_time() - c)
+                metrics[label] = lm.components_
+    finally:
+        _lmnn_solver.lbfgs = compiled
+    a, b = np.median(times["numpy"]), np.median(times["compiled"])
+    same = np.array_equal(metrics["numpy"], metrics["compiled"])
+    print("| max_iter | numpy s | compiled s | ratio | L |")
+    print("|---|---|---|---|---|")
+    print(
+        f"| {max_iter} | {', '.join(f'{s:.2f}' for s in times['numpy'])} | "
+        f"{', '.join(f'{s:.2f}' for s in times['compiled'])} | {b / a:.2f} | "
+        f"{'identical' if same else 'DIFFERENT'} |"
+    )
+
+
 def _gemm_path_timings(repeats: int, max_iter: int = 40) -> None:
     """Kernel-map LMNN with the GEMM evaluation against the screen alone.
 
@@ -168,19 +226,8 @@ def _gemm_path_timings(repeats: int, max_iter: int = 40) -> None:
     rows = np.random.default_rng(0).choice(len(X), size=512, replace=False)
     K = pairwise_kernel(X[rows], kernel="gaussian", sigma=5.0)
     problems = [("wdbc gauss5", K / K.diagonal().mean(), y[rows])]
-    try:  # lmnnmkl Table 2's LMNN_H input: mfeat's six view kernels summed
-        from datasets import load
-        from methods.metric_learning._view_kernels import (
-            VIEW_BANKS,
-            view_kernel_stack,
-        )
-
-        data = load("mfeat")
-        rows = np.random.default_rng(0).permutation(len(data.y))[:1000]
-        Xm = StandardScaler().fit_transform(data.X)
-        stack = view_kernel_stack(Xm, VIEW_BANKS["mfeat_views"])[np.ix_(rows, rows)]
-        Km = sum(stack[:, :, v] / stack[:, :, v].diagonal().mean() for v in range(6))
-        problems.append(("mfeat sum of 6 views", Km, data.y[rows]))
+    try:
+        problems.append(("mfeat sum of 6 views", *_mfeat_kernel_map()))
     except Exception as exc:  # noqa: BLE001 - the data mirror may be absent
         print(f"mfeat skipped: {exc}")
     default = _lmnn_solver.GEMM_MIN_FEATURES
@@ -227,7 +274,16 @@ def main() -> None:
         action="store_true",
         help="kernel maps at n = 512 and 1000: the GEMM evaluation against the screen",
     )
+    parser.add_argument(
+        "--lbfgs",
+        type=int,
+        metavar="MAX_ITER",
+        help="mfeat's kernel map: L-BFGS with compiled vector updates against numpy",
+    )
     args = parser.parse_args()
+    if args.lbfgs:
+        _lbfgs_timings(args.repeats, args.lbfgs)
+        return
     if args.gemm:
         _gemm_path_timings(args.repeats)
         return

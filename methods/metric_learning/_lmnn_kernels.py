@@ -150,3 +150,34 @@ def distance_loss(D, Z, tn, y, margin, gamma):  # pragma: no cover - compiled
     Returns ``(value, n_active, R, n_examined)`` as :func:`screened_loss`.
     """
     return _hinge_loss(Z, D, D, np.empty(0), True, tn, y, margin, gamma)
+
+
+# L-BFGS vector updates on kernel maps (10^6 entries of L at n = 1000): numpy's
+# ``q -= a * y`` makes a temporary and passes over memory five times where one
+# loop passes three. Each entry gets numpy's two roundings, the product and then
+# the sum (no fastmath: LLVM does not contract them into one FMA), so the
+# iterates are bit for bit those of the numpy expressions
+# (tests/methods/test_lmnn_solver.py).
+
+
+@njit(cache=True)
+def sub_scaled(q, a, y):
+    """``q -= a * y`` in place."""
+    for i in range(q.shape[0]):
+        q[i] = q[i] - a * y[i]
+
+
+@njit(cache=True)
+def add_scaled(q, c, s):
+    """``q += c * s`` in place."""
+    for i in range(q.shape[0]):
+        q[i] = q[i] + c * s[i]
+
+
+@njit(cache=True)
+def step_from(x, t, p):
+    """``x + t * p``, a new array."""
+    out = np.empty_like(x)
+    for i in range(x.shape[0]):
+        out[i] = x[i] + t * p[i]
+    return out

@@ -28,9 +28,12 @@ import numpy as np
 import scipy.optimize
 
 from methods.metric_learning._lmnn_kernels import (
+    add_scaled,
     dense_weights,
     distance_loss,
     screened_loss,
+    step_from,
+    sub_scaled,
 )
 
 #: From this many entries of L on (d >= 224), the solver's own L-BFGS replaces
@@ -181,14 +184,14 @@ def lbfgs(fun, x0, *, max_iter, tol, memory=10, callback=None) -> dict:
         alphas = []
         for s_, y_, r_ in zip(reversed(S), reversed(Y), reversed(rhos)):
             a_ = r_ * (s_ @ q)
-            q -= a_ * y_
+            sub_scaled(q, a_, y_)  # q -= a_ * y_
             alphas.append(a_)
         if S:
             q *= (S[-1] @ Y[-1]) / (Y[-1] @ Y[-1])
         else:
             q /= max(np.linalg.norm(g), 1e-300)  # first step of unit length
         for s_, y_, r_, a_ in zip(S, Y, rhos, reversed(alphas)):
-            q += (a_ - r_ * (y_ @ q)) * s_
+            add_scaled(q, a_ - r_ * (y_ @ q), s_)  # q += (...) * s_
         p = -q
         slope = g @ p
         if not slope < 0.0:  # not a descent direction: restart on the gradient
@@ -197,7 +200,7 @@ def lbfgs(fun, x0, *, max_iter, tol, memory=10, callback=None) -> dict:
             slope = g @ p
         t = 1.0
         for _ in range(40):
-            x_new = x + t * p
+            x_new = step_from(x, t, p)  # x + t * p
             f_new, g_new = fun(x_new)
             if f_new <= f + 1e-4 * t * slope:
                 break

@@ -364,3 +364,39 @@ def test_large_problem_path_active_set_reaches_dense(monkeypatch, seed):
     monkeypatch.setattr(_lmnn_solver, "LARGE_PROBLEM", 10**9)
     scipy_path = LMNN(n_neighbors=3).fit(X, y)
     assert fast.objective_ == pytest.approx(scipy_path.objective_, rel=1e-3)
+
+
+def test_compiled_vector_updates_round_as_numpy():
+    from methods.metric_learning._lmnn_kernels import add_scaled, step_from, sub_scaled
+
+    rng = np.random.default_rng(0)
+    q, y = rng.normal(size=100_003), rng.normal(size=100_003) * 1e3
+    a = float(rng.normal()) / 3.0
+    expect = q - a * y
+    sub_scaled(q, a, y)
+    np.testing.assert_array_equal(q, expect)  # an FMA would differ in ~1/3 of them
+    expect = q + a * y
+    add_scaled(q, a, y)
+    np.testing.assert_array_equal(q, expect)
+    np.testing.assert_array_equal(step_from(q, a, y), q + a * y)
+
+
+def test_own_lbfgs_follows_the_numpy_reference_bit_for_bit():
+    from benchmarks._lbfgs_reference import lbfgs_numpy
+    from methods.metric_learning._lmnn_solver import lbfgs
+
+    rng = np.random.default_rng(1)
+    A = rng.normal(size=(60, 60))
+    H = A @ A.T / 60 + np.eye(60)
+    c = rng.normal(size=60)
+
+    def fun(x):  # a smooth non-quadratic: quadratic plus a softplus term
+        value = 0.5 * x @ H @ x - c @ x + np.logaddexp(0.0, x).sum()
+        return float(value), H @ x - c + 1 / (1 + np.exp(-x))
+
+    x0 = rng.normal(size=60)
+    res = lbfgs(fun, x0, max_iter=60, tol=0.0)
+    ref = lbfgs_numpy(fun, x0, max_iter=60, tol=0.0)
+    assert res["nit"] == ref["nit"]
+    np.testing.assert_array_equal(res["x"], ref["x"])
+    assert res["fun"] == ref["fun"]
