@@ -25,10 +25,16 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["site"]:  # the report site (reports/site.py)
         return site_main(argv[1:])
+    if argv[:1] == ["compare"]:  # a new method against the baselines
+        from reports.compare import main as compare_main
+
+        return compare_main(argv[1:])
     parser = argparse.ArgumentParser(
         prog="kml-report",
         description="Rebuild a generated table or figure under reports/generated/.",
-        epilog="kml-report site [--out DIR]: build the report site (site/index.html).",
+        epilog="kml-report site [--out DIR]: build the report site (site/index.html). "
+        "kml-report compare EXPERIMENT --method ID: a method of your own against the "
+        "experiment's baselines on the same test instances.",
     )
     parser.add_argument("experiment", choices=sorted(REPORTS), help="experiment id")
     parser.add_argument(

@@ -233,7 +233,28 @@ def build_input(
     if "check_psd" in params:
         estimator.set_params(check_psd=False)
     estimator.set_params(kernel="precomputed")
+    _require_pairwise(estimator, kcfg["name"])
     return estimator, K
+
+
+def _require_pairwise(estimator: Any, kernel_name: str) -> None:
+    """A Gram matrix goes only to an estimator that says it takes one.
+
+    Model selection slices a pairwise input's rows and columns and anything else's
+    rows only; an estimator without scikit-learn's ``pairwise`` tag would be fitted
+    on a (n_train, n) slice and fail, or worse, run on the wrong columns.
+    """
+    from sklearn.utils import get_tags
+
+    if not get_tags(estimator).input_tags.pairwise:
+        name = type(estimator).__name__
+        raise ValueError(
+            f"{name} is given the precomputed Gram matrix of kernel {kernel_name!r} "
+            "but does not declare it pairwise, so cross-validation would slice only "
+            f"its rows. Make {name}.__sklearn_tags__ set tags.input_tags.pairwise = "
+            "(self.kernel == 'precomputed'), as scikit-learn's SVC does, or run it "
+            "with kernel=none to give it the features."
+        )
 
 
 def _progress_line(

@@ -182,7 +182,43 @@ def _case_cluster(tmp: Path, line: str) -> None:
         assert cfg.hydra.launcher.partition == "cpu"
 
 
+def _readme_block(lang: str, marker: str) -> str:
+    """The README's ``lang`` block holding ``marker``, dedented (list items indent)."""
+    import textwrap
+
+    (block,) = [b for b in _blocks(lang) if marker in b]
+    return textwrap.dedent(block)
+
+
+def _case_compare(tmp: Path, line: str) -> None:
+    """"Comparing a method of your own", as written: the README's estimator and
+    config files, its kml-run line on one cell, the baseline, then the compare."""
+    (tmp / "pkg").mkdir()
+    (tmp / "pkg" / "mine.py").write_text(_readme_block("python", "class Mine"))
+    (tmp / "myconf" / "method").mkdir(parents=True)
+    (tmp / "myconf" / "method" / "mine.yaml").write_text(
+        _readme_block("yaml", "_target_: mine.Mine")
+    )
+    env = {"PYTHONPATH": str(tmp / "pkg"), "PWD": str(tmp)}
+    run_line = next(c for c in _bash_commands() if "method=mine" in c)
+    cell = ["dataset=sonar", "kernel=linear"]
+    args = [a.replace("$PWD", str(tmp)) for a in shlex.split(run_line)[1:]]
+    out = _run([_exe("kml-run"), *args, *cell], tmp, **env)
+    assert out.returncode == 0 and "1 ok" in out.text, out.text
+    if "compare" in line:
+        base = ["experiment=mlsvm_table1", "method=fda", *cell]
+        assert _run([_exe("kml-run"), *base], tmp).returncode == 0
+        args = shlex.split(line.split("#")[0])[1:]
+        out = _run([_exe("kml-report"), *args, "--results", str(tmp / "results")],
+                   tmp, **env)  # fmt: skip
+        assert out.returncode == 0, out.text
+        assert "| sonar | linear | 0 | fda | 208 |" in out.text
+
+
 CASES = {
+    ".venv/bin/kml-run experiment=mlsvm_table1 method=mine "
+    "hydra.searchpath=[file://$PWD/myconf]": (_case_compare, ()),
+    ".venv/bin/kml-report compare mlsvm_table1 --method mine": (_case_compare, ()),
     "make reproduce-table1": (_case_make, ()),
     "make test": (_case_make, ()),
     "make setup": (_case_make, ()),
@@ -279,7 +315,7 @@ def test_readme_python_block_runs():
 
     import datasets
 
-    (block,) = _blocks("python")
+    block = _readme_block("python", "SVMm")
     ds = datasets.load("sonar")
     X = datasets.preprocess(np.asarray(ds.X, dtype=float), "standardize")
     y = np.asarray(ds.y)
@@ -287,3 +323,13 @@ def test_readme_python_block_runs():
     exec(compile(block, "README.md", "exec"), namespace)
     clf = namespace["clf"]  # the last one: precomputed, K_test is (n_test, n_train)
     assert clf.predict(X[:5] @ X.T).shape == (5,)
+
+
+def test_readme_own_estimator_declares_the_pairwise_tag():
+    from sklearn.utils import get_tags
+
+    namespace: dict = {}
+    exec(compile(_readme_block("python", "class Mine"), "README.md", "exec"), namespace)
+    mine = namespace["Mine"]
+    assert get_tags(mine()).input_tags.pairwise
+    assert not get_tags(mine(kernel="linear")).input_tags.pairwise

@@ -248,3 +248,36 @@ def test_main_skips_the_final_collection_at_exit(monkeypatch):
     monkeypatch.setattr(sys, "argv", ["kml-run", "experiment=mlsvm_table1"])
     run.main()
     assert gc.freeze in registered
+
+
+class _NoPairwiseTag:
+    """A kernel method that forgot scikit-learn's pairwise tag."""
+
+    def __init__(self):
+        self.kernel = "linear"
+
+    def get_params(self, deep=True):
+        return {"kernel": self.kernel}
+
+    def set_params(self, **params):
+        self.kernel = params.get("kernel", self.kernel)
+        return self
+
+    def __sklearn_tags__(self):
+        from sklearn.utils import Tags
+
+        return Tags(estimator_type="classifier", target_tags=None)
+
+
+def test_a_gram_matrix_goes_only_to_a_pairwise_estimator():
+    from runners.run import build_input
+
+    X = np.random.default_rng(0).normal(size=(12, 3))
+    kcfg = {"name": "linear", "kernel": "linear", "degree": 1, "sigma": 1.0,
+            "normalize": None}  # fmt: skip
+    with pytest.raises(ValueError, match="does not declare it pairwise.*kernel=none"):
+        build_input(_NoPairwiseTag(), X, kcfg, False)
+    from methods import SVM
+
+    est, K = build_input(SVM(), X, kcfg, False)  # the project's kernel methods do
+    assert est.kernel == "precomputed" and K.shape == (12, 12)

@@ -1,0 +1,95 @@
+"""kml-report compare: a method of one's own against an experiment's baselines."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from reports.compare import compare, to_markdown
+from reports.guard import ReportError
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _kml(tmp: Path, *args: str) -> subprocess.CompletedProcess:
+    exe = shutil.which("kml-run", path=str(Path(sys.executable).parent))
+    if exe is None:
+        pytest.skip("kml-run is not installed in this environment")
+    env = {**os.environ, "KML_RESULTS": str(tmp / "results"),
+           "KML_OUTPUTS": str(tmp / "outputs"), "KML_JOBS": "1"}  # fmt: skip
+    out = subprocess.run([exe, *args], cwd=REPO, env=env, capture_output=True,
+                         text=True, timeout=600)  # fmt: skip
+    assert out.returncode == 0, out.stdout + out.stderr
+    return out
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    """Table I's FDA on sonar (the baseline) and 'myfda', a config of one's own
+    (FDA with another regularization) found through hydra.searchpath."""
+    tmp = tmp_path_factory.mktemp("compare")
+    conf = tmp / "myconf" / "method"
+    conf.mkdir(parents=True)
+    (conf / "myfda.yaml").write_text("_target_: methods.FDA\nreg: 0.3\n")
+    base = ["experiment=mlsvm_table1", "dataset=sonar", "kernel=linear"]
+    _kml(tmp, *base, "method=fda")
+    _kml(tmp, *base, "method=myfda", f"hydra.searchpath=[file://{tmp / 'myconf'}]",
+         "search.grids.myfda={}")  # fmt: skip
+    return tmp / "results"
+
+
+def _record(store: Path, method: str) -> dict:
+    (path,) = store.rglob(f"{method}[[]*.json")
+    return json.loads(path.read_text())
+
+
+def test_rows_pair_the_same_instances(store):
+    df = compare(store, "mlsvm_table1", "myfda")
+    (row,) = df.itertuples(index=False)
+    assert (row.dataset, row.kernel, row.baseline, row.n_test) == (
+        "sonar", "linear", "fda", 208
+    )
+    new, base = _record(store, "myfda"), _record(store, "fda")
+    assert row.accuracy_new == pytest.approx(new["accuracy_pct"])
+    assert row.accuracy_baseline == pytest.approx(base["accuracy_pct"])
+    # errors_new - errors_base = n01 - n10 (concordant instances cancel)
+    assert new["n_errors"] - base["n_errors"] == row.n01 - row.n10
+    assert row.outcome in "+-="
+    text = to_markdown(df, "mlsvm_table1", "myfda", 0.05)
+    assert "myfda against the baselines of mlsvm_table1 on 1 (cell, baseline)" in text
+    assert "| sonar | linear | 0 | fda | 208 |" in text
+
+
+def test_unknown_method_names_the_run_to_do(store):
+    with pytest.raises(ReportError, match="experiment=mlsvm_table1 method=nope"):
+        compare(store, "mlsvm_table1", "nope")
+
+
+def test_other_test_instances_are_refused(store, tmp_path):
+    copy = tmp_path / "results"
+    shutil.copytree(store, copy)
+    (path,) = copy.rglob("myfda[[]*.json")
+    rec = json.loads(path.read_text())
+    keep = np.arange(len(rec["predictions"]["index"])) > 0  # one instance fewer
+    for k in ("index", "fold", "y_true", "y_pred", "decision"):
+        rec["predictions"][k] = [v for v, ok in zip(rec["predictions"][k], keep) if ok]
+    path.write_text(json.dumps(rec))
+    with pytest.raises(ReportError, match="tested on other instances"):
+        compare(copy, "mlsvm_table1", "myfda")
+
+
+def test_cli(store, capsys):
+    from reports.__main__ import main
+
+    assert main(["compare", "mlsvm_table1", "--method", "myfda",
+                 "--results", str(store), "--against", "fda"]) == 0  # fmt: skip
+    assert "| sonar | linear | 0 | fda |" in capsys.readouterr().out
+    assert main(["compare", "mlsvm_table1", "--method", "nope",
+                 "--results", str(store)]) == 2  # fmt: skip
