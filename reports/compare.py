@@ -2,13 +2,20 @@
 
 The protocol's splits are seeded by (dataset, seed), so a run of a new method in
 an experiment's sweep is tested on the same instances as the paper's methods. For
-every cell (dataset, kernel, seed) with a finished record of the new method, this
-sets its accuracy beside each baseline's and pairs their predictions instance by
-instance with McNemar's test (``reports.stats``, as the papers' tables do).
+every cell (dataset, kernel, seed) with a record of the new method, this sets its
+accuracy beside each baseline's and tests the difference on the paired results:
+
+- each instance tested once (k-fold CV: mlsvm, lmnnmkl Table 1): McNemar's test
+  on the predictions paired instance by instance (``reports.stats.mcnemar``, as
+  the papers' tables);
+- instances tested in several splits (repeated random splits: wrbf, kdml, arbf,
+  lmnnmkl Table 2): the pooled predictions are not independent, so the Wilcoxon
+  signed-rank test of the per-split accuracies, paired by split.
 
 Baselines are the experiment's own runs (its config, no command-line overrides);
-the new method's runs may carry overrides (its own config directory, its grid),
-and its newest finished record per cell is used.
+the new method's runs may carry overrides (its own config directory, its grid).
+For each, the newest record per cell counts, as in the paper's reports; a cell
+whose newest record failed is listed, not compared.
 """
 
 from __future__ import annotations
@@ -17,22 +24,79 @@ import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from reports.guard import ReportError
-from reports.records import aligned_predictions, load_records
-from reports.stats import LOSS, TIE, WIN, _outcome, mcnemar
+from reports.records import load_records
+from reports.stats import LOSS, TIE, WIN, _outcome, mcnemar, wilcoxon_signed_rank
 
 COLUMNS = [
     "dataset", "kernel", "seed", "baseline", "n_test", "accuracy_new",
-    "accuracy_baseline", "n01", "n10", "pvalue", "outcome",
+    "accuracy_baseline", "test", "n01", "n10", "pvalue", "outcome", "code_new",
+    "code_baseline",
 ]  # fmt: skip
 
 
 def _no_left_out(record: logging.LogRecord) -> bool:
     return "left out" not in str(record.msg)
+
+
+def _labels(values: Sequence[Any]) -> np.ndarray:
+    """Labels as numbers when they all are (1 and 1.0 agree), else as strings."""
+    try:
+        return np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        return np.asarray([str(v) for v in values])
+
+
+def _tested(rec: dict[str, Any]) -> tuple[np.ndarray, ...]:
+    """(split, instance, true, predicted) of a record, ordered by split and instance."""
+    p = rec["predictions"]
+    split, index = np.asarray(p["fold"]), np.asarray(p["index"])
+    order = np.lexsort((index, split))
+    return (split[order], index[order], _labels(p["y_true"])[order],
+            _labels(p["y_pred"])[order])  # fmt: skip
+
+
+def _pair(new: dict[str, Any], base: dict[str, Any], alpha: float,
+          mcnemar_method: str) -> dict[str, Any]:  # fmt: skip
+    s1, i1, t1, p1 = _tested(new)
+    s2, i2, t2, p2 = _tested(base)
+    if not (np.array_equal(s1, s2) and np.array_equal(i1, i2)):
+        raise ReportError(
+            f"{new['label']} and {base['label']} of {new['dataset']!r} were tested "
+            "on other instances; run the new method with the experiment's protocol "
+            "(no protocol.* overrides)"
+        )
+    if t1.dtype != t2.dtype or not np.array_equal(t1, t2):
+        raise ReportError(
+            f"{new['label']} and {base['label']} of {new['dataset']!r} disagree on "
+            "the true labels of the same instances: not the same data"
+        )
+    right1, right2 = p1 == t1, p2 == t2
+    row: dict[str, Any] = {
+        "n_test": len(t1),
+        "accuracy_new": 100 * float(right1.mean()),
+        "accuracy_baseline": 100 * float(right2.mean()),
+    }
+    if len(np.unique(i1)) == len(i1):  # each instance once: McNemar
+        res = mcnemar(t1, p1, p2, method=mcnemar_method)
+        row.update(test=f"McNemar ({mcnemar_method})", n01=res.n01, n10=res.n10,
+                   pvalue=res.pvalue, outcome=_outcome(res, alpha))  # fmt: skip
+        return row
+    splits = np.unique(s1)
+    a1 = np.array([right1[s1 == s].mean() for s in splits])
+    a2 = np.array([right2[s1 == s].mean() for s in splits])
+    pvalue = 1.0 if np.all(a1 == a2) else wilcoxon_signed_rank(a1, a2)[2]
+    better = a1.mean() > a2.mean()
+    outcome = TIE if not (pvalue < alpha and a1.mean() != a2.mean()) else (
+        WIN if better else LOSS)  # fmt: skip
+    row.update(test=f"Wilcoxon over {len(splits)} splits", n01=np.nan, n10=np.nan,
+               pvalue=pvalue, outcome=outcome)  # fmt: skip
+    return row
 
 
 def compare(
@@ -43,98 +107,106 @@ def compare(
     *,
     mcnemar_method: str = "chi2_cc",
     alpha: float = 0.05,
-) -> pd.DataFrame:
-    """One row per (cell, baseline): accuracies, McNemar counts, p-value, outcome.
+) -> tuple[pd.DataFrame, list[str]]:
+    """Rows (one per cell and baseline) and notes (cells not compared, and why).
 
-    ``outcome`` is the new method's: ``+`` significantly fewer errors than the
-    baseline at ``alpha``, ``-`` significantly more, ``=`` otherwise. ``n01``
+    ``outcome`` is the new method's: ``+`` significantly more accurate than the
+    baseline at ``alpha``, ``-`` significantly less, ``=`` otherwise. ``n01``
     counts the instances the new method got wrong and the baseline right, ``n10``
-    the reverse.
+    the reverse (McNemar rows only).
     """
     # the new method's runs are variants of the experiment: that they are left out
     # of the baselines is the point here, not news
     records_log = logging.getLogger("kml.reports")
     records_log.addFilter(_no_left_out)
+    no_baselines = ""
     try:
         every = load_records(results, experiment, variants=True)
         try:
             own = load_records(results, experiment)
-        except ReportError:
-            own = []
+        except ReportError as exc:
+            own, no_baselines = [], f" ({exc})"
     finally:
         records_log.removeFilter(_no_left_out)
-    new = [r for r in every if r["method"] == method and r["status"] == "ok"]
+    new = [r for r in every if r["method"] == method]
     if not new:
         methods = sorted({r["method"] for r in every})
         raise ReportError(
-            f"no finished record of method {method!r} in {experiment} under "
-            f"{results} (methods there: {', '.join(methods) or 'none'}); run "
+            f"no record of method {method!r} in {experiment} under {results} "
+            f"(methods there: {', '.join(methods) or 'none'}); run "
             f"kml-run experiment={experiment} method={method} first"
         )
+    present = sorted({r["method"] for r in own if r["method"] != method})
+    if against is not None:
+        unknown = sorted(set(against) - set(present))
+        if unknown:
+            raise ReportError(
+                f"--against {', '.join(unknown)}: no record of the experiment's own "
+                f"runs; baselines present: {', '.join(present) or 'none'}"
+            )
     baselines = [
         r for r in own
         if r["method"] != method and r["status"] == "ok"
         and (against is None or r["method"] in against)
     ]  # fmt: skip
-    rows = []
+    rows, notes = [], []
     for r in sorted(new, key=lambda r: (r["dataset"], r["kernel"], r["seed"])):
         cell = (r["dataset"], r["kernel"], r["seed"])
-        for b in sorted(baselines, key=lambda b: b["method"]):
-            if (b["dataset"], b["kernel"], b["seed"]) != cell:
-                continue
-            try:
-                y_true, preds = aligned_predictions([r, b])
-            except ValueError as exc:  # other test instances: not comparable
-                raise ReportError(
-                    f"{r['label']} and {b['label']} of {r['dataset']!r} were tested "
-                    f"on other instances ({exc}); run the new method with the "
-                    "experiment's protocol (no protocol.* overrides)"
-                ) from exc
-            res = mcnemar(y_true, preds[method], preds[b["method"]],
-                          method=mcnemar_method)  # fmt: skip
-            rows.append(
-                {
-                    "dataset": r["dataset"],
-                    "kernel": r["kernel"],
-                    "seed": r["seed"],
-                    "baseline": b["method"],
-                    "n_test": len(y_true),
-                    "accuracy_new": 100 * float(np.mean(preds[method] == y_true)),
-                    "accuracy_baseline": 100
-                    * float(np.mean(preds[b["method"]] == y_true)),
-                    "n01": res.n01,
-                    "n10": res.n10,
-                    "pvalue": res.pvalue,
-                    "outcome": _outcome(res, alpha),
-                }
-            )
-    return pd.DataFrame(rows, columns=COLUMNS)
+        where = f"{r['dataset']} {r['kernel']} seed {r['seed']}"
+        if r["status"] != "ok":
+            notes.append(f"{where}: the newest record of {method} is "
+                         f"{r['status']} ({r.get('reason', '')})")  # fmt: skip
+            continue
+        matched = [
+            b for b in baselines if (b["dataset"], b["kernel"], b["seed"]) == cell
+        ]
+        if not matched:
+            notes.append(f"{where}: no finished baseline record{no_baselines}")
+        for b in sorted(matched, key=lambda b: b["method"]):
+            rows.append({
+                "dataset": r["dataset"], "kernel": r["kernel"], "seed": r["seed"],
+                "baseline": b["method"],
+                **_pair(r, b, alpha, mcnemar_method),
+                "code_new": r["config"].get("code_version"),
+                "code_baseline": b["config"].get("code_version"),
+            })  # fmt: skip
+    return pd.DataFrame(rows, columns=COLUMNS), notes
 
 
-def to_markdown(df: pd.DataFrame, experiment: str, method: str, alpha: float) -> str:
-    """The comparison as a Markdown table with a one-line tally first."""
+def to_markdown(
+    df: pd.DataFrame, notes: Sequence[str], experiment: str, method: str, alpha: float
+) -> str:
+    """The comparison as Markdown: a one-line tally, the table, then the notes."""
+    lines = []
     if df.empty:
-        return (
-            f"{method} in {experiment}: no cell has both a record of {method} and "
-            "of a baseline (same dataset, kernel and seed)."
-        )
-    n = {k: int((df.outcome == k).sum()) for k in (WIN, TIE, LOSS)}
-    lines = [
-        f"{method} against the baselines of {experiment} on {len(df)} "
-        f"(cell, baseline) pairs: {n[WIN]} significantly better, {n[TIE]} no "
-        f"significant difference, {n[LOSS]} significantly worse (McNemar, "
-        f"alpha = {alpha}).",
-        "",
-        f"| dataset | kernel | seed | baseline | n test | {method} % | baseline % "
-        "| n01 | n10 | p | outcome |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    for row in df.itertuples(index=False):
-        lines.append(
-            f"| {row.dataset} | {row.kernel} | {row.seed} | {row.baseline} | "
-            f"{row.n_test} | {row.accuracy_new:.2f} | {row.accuracy_baseline:.2f} | "
-            f"{row.n01} | {row.n10} | {row.pvalue:.3g} | {row.outcome} |"
-        )
+        lines.append(f"{method} in {experiment}: no cell has a finished record of "
+                     f"{method} and of a baseline (same dataset, kernel and seed).")
+    else:
+        n = {k: int((df.outcome == k).sum()) for k in (WIN, TIE, LOSS)}
+        lines += [
+            f"{method} against the baselines of {experiment} on {len(df)} "
+            f"(cell, baseline) pairs: {n[WIN]} significantly more accurate, "
+            f"{n[TIE]} no significant difference, {n[LOSS]} significantly less "
+            f"accurate (alpha = {alpha}).",
+            "",
+            f"| dataset | kernel | seed | baseline | n test | {method} % | "
+            "baseline % | test | n01 | n10 | p | outcome |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        ]
+        for row in df.itertuples(index=False):
+            n01 = "" if pd.isna(row.n01) else int(row.n01)
+            n10 = "" if pd.isna(row.n10) else int(row.n10)
+            lines.append(
+                f"| {row.dataset} | {row.kernel} | {row.seed} | {row.baseline} | "
+                f"{row.n_test} | {row.accuracy_new:.2f} | "
+                f"{row.accuracy_baseline:.2f} | {row.test} | {n01} | {n10} | "
+                f"{row.pvalue:.3g} | {row.outcome} |"
+            )
+        if (df.code_new != df.code_baseline).any():
+            lines += ["", "Some pairs come from different code versions (columns "
+                      "code_new, code_baseline of --csv)."]  # fmt: skip
+    if notes:
+        lines += ["", "Not compared:", *(f"- {note}" for note in notes)]
     return "\n".join(lines) + "\n"
 
 
@@ -145,7 +217,7 @@ def main(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="kml-report compare",
         description="A method of your own against an experiment's baselines, on "
-        "the same test instances (accuracy and McNemar's test per cell).",
+        "the same test instances (accuracy, and McNemar's or Wilcoxon's test).",
     )
     parser.add_argument("experiment", help="experiment id, e.g. mlsvm_table1")
     parser.add_argument("--method", required=True, help="the new method's id")
@@ -164,16 +236,19 @@ def main(argv: Sequence[str]) -> int:
     )  # fmt: skip
     parser.add_argument("--csv", metavar="FILE", help="also write the rows as CSV")
     args = parser.parse_args(argv)
-    against = args.against.split(",") if args.against else None
+    against = (
+        [a.strip() for a in args.against.split(",") if a.strip()]
+        if args.against else None
+    )  # fmt: skip
     try:
-        df = compare(
+        df, notes = compare(
             args.results, args.experiment, args.method, against,
             mcnemar_method=args.mcnemar, alpha=args.alpha,
         )  # fmt: skip
     except ReportError as exc:
         print(f"kml-report compare: error: {exc}", file=sys.stderr)
         return 2
-    print(to_markdown(df, args.experiment, args.method, args.alpha), end="")
+    print(to_markdown(df, notes, args.experiment, args.method, args.alpha), end="")
     if args.csv:
         df.to_csv(args.csv, index=False)
         print(f"wrote {args.csv}")

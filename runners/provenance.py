@@ -44,6 +44,36 @@ def code_version() -> str:
     return h.hexdigest()[:12]
 
 
+def outside_sources(node: object) -> dict[str, str]:
+    """Digest of the file of every ``_target_`` in ``node`` that lies outside the
+    versioned packages: a method of one's own, which :func:`code_version` cannot
+    see, so that editing it makes its runs new ones. Nothing for this project's
+    classes (their records keep their keys); a target that does not import is
+    the run's to report."""
+    import importlib
+
+    out: dict[str, str] = {}
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            target = item.get("_target_")
+            if isinstance(target, str) and "." in target:
+                try:
+                    module = importlib.import_module(target.rsplit(".", 1)[0])
+                    path = Path(module.__file__ or "").resolve()
+                except Exception:  # noqa: BLE001
+                    path = None
+                if path is not None and path.is_file() and not any(
+                    path.is_relative_to(REPO_ROOT / pkg) for pkg in _VERSIONED_PACKAGES
+                ):
+                    out[target] = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return out
+
+
 @lru_cache(maxsize=1)
 def git_state() -> dict[str, object]:
     """Commit SHA and whether the work tree had uncommitted changes."""

@@ -39,7 +39,7 @@ from runners.launch_compose import install as memoize_composition
 from runners.launch_local import register as register_worker_count
 from runners.numba_cache import announce_compilation
 from runners.protocols import evaluate, fold_seed_parts, outer_splits
-from runners.provenance import code_version, now_iso, provenance
+from runners.provenance import code_version, now_iso, outside_sources, provenance
 from runners.split_claims import CellFinishedElsewhere, SplitClaims, shared_splits
 from runners.store import ResultStore, config_key
 
@@ -80,6 +80,8 @@ def key_config(cfg: DictConfig) -> dict[str, Any]:
            if c["search"]["scoring"] != "accuracy" else {}),
         "seed": c["seed"],
         "code_version": code_version(),
+        # a method of one's own (outside methods/): its file's digest
+        **({"method_sources": src} if (src := outside_sources(c["method"])) else {}),
     }
 
 

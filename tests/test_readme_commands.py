@@ -193,16 +193,17 @@ def _readme_block(lang: str, marker: str) -> str:
 def _case_compare(tmp: Path, line: str) -> None:
     """"Comparing a method of your own", as written: the README's estimator and
     config files, its kml-run line on one cell, the baseline, then the compare."""
-    (tmp / "pkg").mkdir()
-    (tmp / "pkg" / "mine.py").write_text(_readme_block("python", "class Mine"))
+    (tmp / "mine.py").write_text(_readme_block("python", "class Mine"))
     (tmp / "myconf" / "method").mkdir(parents=True)
     (tmp / "myconf" / "method" / "mine.yaml").write_text(
         _readme_block("yaml", "_target_: mine.Mine")
     )
-    env = {"PYTHONPATH": str(tmp / "pkg"), "PWD": str(tmp)}
+    # the line as a shell would run it from the folder holding mine.py ($PWD)
     run_line = next(c for c in _bash_commands() if "method=mine" in c)
+    words = shlex.split(run_line.replace("$PWD", str(tmp)))
+    env = dict(w.split("=", 1) for w in words[: words.index(".venv/bin/kml-run")])
+    args = words[words.index(".venv/bin/kml-run") + 1 :]
     cell = ["dataset=sonar", "kernel=linear"]
-    args = [a.replace("$PWD", str(tmp)) for a in shlex.split(run_line)[1:]]
     out = _run([_exe("kml-run"), *args, *cell], tmp, **env)
     assert out.returncode == 0 and "1 ok" in out.text, out.text
     if "compare" in line:
@@ -210,14 +211,14 @@ def _case_compare(tmp: Path, line: str) -> None:
         assert _run([_exe("kml-run"), *base], tmp).returncode == 0
         args = shlex.split(line.split("#")[0])[1:]
         out = _run([_exe("kml-report"), *args, "--results", str(tmp / "results")],
-                   tmp, **env)  # fmt: skip
+                   tmp)  # fmt: skip
         assert out.returncode == 0, out.text
         assert "| sonar | linear | 0 | fda | 208 |" in out.text
 
 
 CASES = {
-    ".venv/bin/kml-run experiment=mlsvm_table1 method=mine "
-    "hydra.searchpath=[file://$PWD/myconf]": (_case_compare, ()),
+    "PYTHONPATH=$PWD .venv/bin/kml-run experiment=mlsvm_table1 method=mine "
+    '"hydra.searchpath=[file://$PWD/myconf]"': (_case_compare, ()),
     ".venv/bin/kml-report compare mlsvm_table1 --method mine": (_case_compare, ()),
     "make reproduce-table1": (_case_make, ()),
     "make test": (_case_make, ()),

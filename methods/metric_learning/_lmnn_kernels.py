@@ -157,12 +157,14 @@ def distance_loss(D, Z, tn, y, margin, gamma):  # pragma: no cover - compiled
 # loop passes three. Each entry gets numpy's two roundings, the product and then
 # the sum (no fastmath: LLVM does not contract them into one FMA), so the
 # iterates are bit for bit those of the numpy expressions
-# (tests/methods/test_lmnn_solver.py).
+# (tests/methods/test_lmnn.py).
 
 
 @njit(cache=True)
 def sub_scaled(q, a, y):
     """``q -= a * y`` in place."""
+    if q.shape[0] != y.shape[0]:
+        raise ValueError("sub_scaled: q and y differ in length")
     for i in range(q.shape[0]):
         q[i] = q[i] - a * y[i]
 
@@ -170,6 +172,8 @@ def sub_scaled(q, a, y):
 @njit(cache=True)
 def add_scaled(q, c, s):
     """``q += c * s`` in place."""
+    if q.shape[0] != s.shape[0]:
+        raise ValueError("add_scaled: q and s differ in length")
     for i in range(q.shape[0]):
         q[i] = q[i] + c * s[i]
 
@@ -177,6 +181,8 @@ def add_scaled(q, c, s):
 @njit(cache=True)
 def step_from(x, t, p):
     """``x + t * p``, a new array."""
+    if x.shape[0] != p.shape[0]:
+        raise ValueError("step_from: x and p differ in length")
     out = np.empty_like(x)
     for i in range(x.shape[0]):
         out[i] = x[i] + t * p[i]

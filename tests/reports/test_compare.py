@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from reports.compare import compare, to_markdown
+from reports.compare import _pair, compare, to_markdown
 from reports.guard import ReportError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -51,7 +51,8 @@ def _record(store: Path, method: str) -> dict:
 
 
 def test_rows_pair_the_same_instances(store):
-    df = compare(store, "mlsvm_table1", "myfda")
+    df, notes = compare(store, "mlsvm_table1", "myfda")
+    assert notes == []
     (row,) = df.itertuples(index=False)
     assert (row.dataset, row.kernel, row.baseline, row.n_test) == (
         "sonar", "linear", "fda", 208
@@ -61,8 +62,8 @@ def test_rows_pair_the_same_instances(store):
     assert row.accuracy_baseline == pytest.approx(base["accuracy_pct"])
     # errors_new - errors_base = n01 - n10 (concordant instances cancel)
     assert new["n_errors"] - base["n_errors"] == row.n01 - row.n10
-    assert row.outcome in "+-="
-    text = to_markdown(df, "mlsvm_table1", "myfda", 0.05)
+    assert row.outcome in "+-=" and row.test == "McNemar (chi2_cc)"
+    text = to_markdown(df, notes, "mlsvm_table1", "myfda", 0.05)
     assert "myfda against the baselines of mlsvm_table1 on 1 (cell, baseline)" in text
     assert "| sonar | linear | 0 | fda | 208 |" in text
 
@@ -70,6 +71,37 @@ def test_rows_pair_the_same_instances(store):
 def test_unknown_method_names_the_run_to_do(store):
     with pytest.raises(ReportError, match="experiment=mlsvm_table1 method=nope"):
         compare(store, "mlsvm_table1", "nope")
+    with pytest.raises(ReportError, match="--against svmx: .* baselines present: fda"):
+        compare(store, "mlsvm_table1", "myfda", ["svmx"])
+
+
+def _rec(method, folds, index, y_true, y_pred):
+    return {"label": method, "dataset": "d", "predictions": {
+        "fold": folds, "index": index, "y_true": y_true, "y_pred": y_pred}}
+
+
+def test_labels_compare_as_numbers_when_they_are():
+    a = _rec("a", [0, 0, 1], [0, 1, 2], [0, 1, 1], [0.0, 1.0, 1.0])
+    b = _rec("b", [0, 0, 1], [0, 1, 2], [0, 1, 1], [1, 1, 1])
+    row = _pair(a, b, 0.05, "chi2_cc")
+    assert row["accuracy_new"] == 100.0
+    assert (row["n01"], row["n10"]) == (0, 1)
+
+
+def test_instances_tested_in_several_splits_use_wilcoxon_over_splits():
+    rng = np.random.default_rng(0)
+    folds = np.repeat(np.arange(12), 20)
+    index = np.tile(np.arange(20), 12)  # every instance in every split
+    y = rng.integers(0, 2, size=240)
+    good = np.where(rng.random(240) < 0.95, y, 1 - y)
+    bad = np.where(rng.random(240) < 0.6, y, 1 - y)
+    row = _pair(_rec("a", folds, index, y, good), _rec("b", folds, index, y, bad),
+                0.05, "chi2_cc")  # fmt: skip
+    assert row["test"] == "Wilcoxon over 12 splits" and np.isnan(row["n01"])
+    assert row["outcome"] == "+" and row["pvalue"] < 0.05
+    same = _pair(_rec("a", folds, index, y, good), _rec("b", folds, index, y, good),
+                 0.05, "chi2_cc")  # fmt: skip
+    assert same["outcome"] == "=" and same["pvalue"] == 1.0
 
 
 def test_other_test_instances_are_refused(store, tmp_path):
@@ -83,6 +115,19 @@ def test_other_test_instances_are_refused(store, tmp_path):
     path.write_text(json.dumps(rec))
     with pytest.raises(ReportError, match="tested on other instances"):
         compare(copy, "mlsvm_table1", "myfda")
+
+
+def test_a_failed_newest_record_is_listed_not_compared(store, tmp_path):
+    copy = tmp_path / "results"
+    shutil.copytree(store, copy)
+    (path,) = copy.rglob("myfda[[]*.json")
+    rec = json.loads(path.read_text())
+    rec.update(status="error", reason="ValueError: boom")
+    path.write_text(json.dumps(rec))
+    df, notes = compare(copy, "mlsvm_table1", "myfda")
+    assert df.empty
+    assert notes == ["sonar linear seed 0: the newest record of myfda is error "
+                     "(ValueError: boom)"]  # fmt: skip
 
 
 def test_cli(store, capsys):

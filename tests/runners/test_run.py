@@ -281,3 +281,17 @@ def test_a_gram_matrix_goes_only_to_a_pairwise_estimator():
 
     est, K = build_input(SVM(), X, kcfg, False)  # the project's kernel methods do
     assert est.kernel == "precomputed" and K.shape == (12, 12)
+
+
+def test_a_method_of_ones_own_is_keyed_by_its_file(tmp_path, monkeypatch):
+    from runners.run import key_config
+
+    assert "method_sources" not in key_config(compose_config(["method=svm"]))
+    mod = tmp_path / "own_method_x.py"
+    mod.write_text("from methods import SVM as Own\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    cfg = compose_config(["method=svm", "method._target_=own_method_x.Own"])
+    first = key_config(cfg)["method_sources"]
+    assert set(first) == {"own_method_x.Own"}
+    mod.write_text("from methods import SVM as Own  # edited\n")
+    assert key_config(cfg)["method_sources"] != first
