@@ -207,6 +207,7 @@ def build_input(
             )
         estimator.set_params(kernel=kcfg["kernel"])
         return estimator, X
+    _require_pairwise(estimator, kcfg["name"])  # before the kernel is computed
     if kcfg.get("bank") in VIEW_BANKS:  # lmnnmkl Sec. 6.2: one kernel per source
         K = view_kernel_stack(X, VIEW_BANKS[kcfg["bank"]])
         grams = [K[:, :, k] for k in range(K.shape[2])]
@@ -235,7 +236,6 @@ def build_input(
     if "check_psd" in params:
         estimator.set_params(check_psd=False)
     estimator.set_params(kernel="precomputed")
-    _require_pairwise(estimator, kcfg["name"])
     return estimator, K
 
 
@@ -246,9 +246,13 @@ def _require_pairwise(estimator: Any, kernel_name: str) -> None:
     rows only; an estimator without scikit-learn's ``pairwise`` tag would be fitted
     on a (n_train, n) slice and fail, or worse, run on the wrong columns.
     """
+    import copy
+
     from sklearn.utils import get_tags
 
-    if not get_tags(estimator).input_tags.pairwise:
+    probe = copy.copy(estimator)  # the tag follows kernel="precomputed", set later
+    probe.set_params(kernel="precomputed")
+    if not get_tags(probe).input_tags.pairwise:
         name = type(estimator).__name__
         raise ValueError(
             f"{name} is given the precomputed Gram matrix of kernel {kernel_name!r} "
