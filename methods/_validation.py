@@ -144,6 +144,20 @@ def check_psd_kernel(K: np.ndarray, *, what: str = "training kernel matrix") -> 
     _check_from_eigenvalues(S, asym, eps, what)
 
 
+def check_input_kernel(
+    K: np.ndarray, in_dtype: object, *, what: str = "precomputed training kernel matrix"
+) -> None:
+    """:func:`check_psd_kernel` of a Gram matrix a user passed to ``fit``.
+
+    Input validation made it float64; a float16/float32 matrix carries that
+    precision's round-off, so it is judged at the precision it came in
+    (``in_dtype``, the input's dtype before validation).
+    """
+    if in_dtype in (np.float16, np.float32):
+        K = K.astype(in_dtype)
+    check_psd_kernel(K, what=what)
+
+
 def is_clean_float_matrix(X: object, min_samples: int) -> bool:
     """True for a 2-D float64 ndarray with ``min_samples`` rows, a column, all finite.
 

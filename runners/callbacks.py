@@ -154,25 +154,23 @@ def sweep_jobs(config: DictConfig) -> list[list[str]]:
     return [list(job) for batch in batches for job in batch]
 
 
+def _key_and_top(line: str) -> tuple[str, str]:
+    """``+method.C=10`` -> (``method.C``, ``method``); ``dataset@x=...`` -> dataset."""
+    key = line.split("=", 1)[0].lstrip("+~")
+    return key, key.split(".", 1)[0].split("@", 1)[0]
+
+
 def _estimator_signature(job: Sequence[str], pair_files: bool) -> tuple[str, ...]:
     """The overrides the estimator check (config_schema._estimator_problems) reads:
     the method, its grids and, through pair files, the dataset."""
-    keep = []
-    for line in job:
-        key = line.split("=", 1)[0].lstrip("+~")
-        top = key.split(".", 1)[0].split("@", 1)[0]
-        if top in ("method", "search", "experiment") or (
-            top == "dataset" and pair_files
-        ):
-            keep.append(line)
-    return tuple(keep)
+    reads = {"method", "search", "experiment"} | ({"dataset"} if pair_files else set())
+    return tuple(line for line in job if _key_and_top(line)[1] in reads)
 
 
 def _check_signature(job: Sequence[str], pair_files: bool) -> tuple[str, ...]:
     keep = []
     for line in job:
-        key = line.split("=", 1)[0].lstrip("+~")
-        top = key.split(".", 1)[0].split("@", 1)[0]
+        key, top = _key_and_top(line)
         if key in _INERT_KEYS or (top in _INERT_GROUPS and not pair_files):
             continue
         keep.append(line)

@@ -295,6 +295,12 @@ def _problems(cfg: DictConfig | Mapping[str, Any]) -> list[str]:
     return out
 
 
+def grid_key(grids: Mapping[str, Any], method_id: object) -> str:
+    """Which entry of ``search.grids`` a method is selected over: its own id's,
+    else ``default``."""
+    return str(method_id) if method_id in grids else "default"
+
+
 def _estimator_problems(cfg: DictConfig | Mapping[str, Any]) -> list[str]:
     """Parameters the method's estimator refuses, in ``method.*`` or in its grid.
 
@@ -368,7 +374,7 @@ def _check_estimator(
             method_id = cfg.get("method_id")
         except Exception:  # noqa: BLE001 (an unresolvable id: leave grids to the run)
             return
-    key = method_id if method_id in grids else "default"
+    key = grid_key(grids, method_id)
     grid = grids.get(key) or {}
     stages = grid if isinstance(grid, list) else [grid]
     valid = sorted(estimator.get_params(deep=True))

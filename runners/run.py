@@ -34,7 +34,12 @@ from runners.checkpoints import (
     data_digest,
     environment_stamp,
 )
-from runners.config_schema import PREPROCESS_SCOPES, register_configs, validate_config
+from runners.config_schema import (
+    PREPROCESS_SCOPES,
+    grid_key,
+    register_configs,
+    validate_config,
+)
 from runners.launch_compose import install as memoize_composition
 from runners.launch_local import register as register_worker_count
 from runners.numba_cache import announce_compilation
@@ -88,7 +93,7 @@ def key_config(cfg: DictConfig) -> dict[str, Any]:
 def method_grid(cfg: DictConfig) -> dict[str, list[Any]] | list[dict[str, list[Any]]]:
     grids = OmegaConf.to_container(cfg.search.grids, resolve=True, enum_to_str=True)
     grids = grids or {}
-    grid = grids.get(cfg.method_id, grids.get("default", {}))
+    grid = grids.get(grid_key(grids, cfg.method_id), {})
     if isinstance(grid, list):  # selection in stages (protocols.sequential_search)
         return [{k: list(v) for k, v in stage.items()} for stage in grid]
     return {k: list(v) for k, v in (grid or {}).items()}

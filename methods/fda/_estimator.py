@@ -24,7 +24,7 @@ from methods._multiclass import (
     encode_classes,
     predict_from_decision,
 )
-from methods._validation import check_psd_kernel
+from methods._validation import check_input_kernel, check_psd_kernel
 
 _FITTED = ("coef_", "dual_coef_", "intercept_", "X_fit_")
 
@@ -251,11 +251,7 @@ class FDA(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
                     "and use normalize=None."
                 )
             if self.check_psd:
-                # float32 input is judged at float32 precision, as the SVMs do
-                check_psd_kernel(
-                    X.astype(in_dtype) if in_dtype in (np.float16, np.float32) else X,
-                    what="precomputed training kernel matrix",
-                )
+                check_input_kernel(X, in_dtype)
         for attr in _FITTED:
             self.__dict__.pop(attr, None)
         self.classes_, y_idx = encode_classes(y, "FDA")

@@ -36,7 +36,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from methods._kernels import KernelEstimatorMixin
-from methods._validation import check_psd_kernel
+from methods._validation import check_input_kernel, check_psd_kernel
 from methods.komd._smo import KOMD_TOL, komd_smo
 
 KOMD_SOLVERS = ("smo", "cvxopt")
@@ -221,11 +221,7 @@ class KOMD(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
                 )
             K = X
             if self.check_psd:
-                # float32 input is judged at float32 precision, as the SVMs do
-                check_psd_kernel(
-                    K.astype(in_dtype) if in_dtype in (np.float16, np.float32) else K,
-                    what="precomputed training kernel matrix",
-                )
+                check_input_kernel(K, in_dtype)
         else:
             self.X_fit_ = X
             K = self._gram(X)

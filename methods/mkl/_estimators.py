@@ -48,7 +48,7 @@ from methods._multiclass import (
     predict_from_decision,
 )
 from methods._qp import BoxQP, csvm_dual, svmm_dual
-from methods._validation import check_psd_kernel
+from methods._validation import check_input_kernel
 from methods.mkl._bank import KernelBankMixin
 from methods.mkl._descent import reduced_gradient_mkl
 
@@ -173,14 +173,13 @@ n_kernels)
     @staticmethod
     def _check_psd_stack(X: np.ndarray, in_dtype) -> None:
         """Every member of the precomputed training stack, as given (unscaled)."""
-        # float32 input is judged at float32 precision, as the SVMs do
-        if in_dtype in (np.float16, np.float32):
-            X = X.astype(in_dtype)
         if X.ndim == 2:
-            check_psd_kernel(X, what="precomputed training kernel matrix")
+            check_input_kernel(X, in_dtype)
             return
         for k in range(X.shape[2]):
-            check_psd_kernel(X[:, :, k], what=f"training kernel {k} of the stack")
+            check_input_kernel(
+                X[:, :, k], in_dtype, what=f"training kernel {k} of the stack"
+            )
 
     def _warn_from_fit_status(self, pairs, n_unconverged: int, solver: str) -> None:
         name = type(self).__name__

@@ -40,6 +40,7 @@ from methods._multiclass import (
 )
 from methods._qp import SOLVERS, BoxQP, solve_box_qp
 from methods._validation import (
+    check_input_kernel,
     check_psd_kernel,
     is_clean_float_matrix,
     validate_float_input,
@@ -209,10 +210,7 @@ class BaseKernelSVM(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         if self._precomputed:
             K = X
             if self.check_psd:
-                check_psd_kernel(
-                    K if in_dtype is None else K.astype(in_dtype, copy=False),
-                    what="precomputed training kernel matrix",
-                )
+                check_input_kernel(K, in_dtype)
         else:
             # SVMFDA builds its own Gram matrix (of transformed features).
             K = self._gram(X) if self._uses_gram else None
