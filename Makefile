@@ -141,16 +141,23 @@ REPRODUCE_ALL := mlsvm:table1:reproduce-table1 mlsvm:table2:reproduce-mlsvm-tabl
                  kdml:fig1:reproduce-kdml \
                  lmnnmkl:table2:reproduce-lmnnmkl-table2
 
+# Each artifact run is added to the run ledger of the result store
+# (runners/run_ledger.py), also when it fails or is interrupted (Ctrl-C, kill), so
+# a resumed run's summary can give an artifact's seconds over all its runs.
+LEDGER := $(BIN)/python -m runners.run_ledger add
 reproduce-all: setup
-	@t0=$$(date +%s); lines=(); \
+	@t0=$$(date +%s); lines=(); cur=""; \
+	trap 'test -z "$$cur" || $(LEDGER) $$cur $$(( $$(date +%s) - s )) interrupted; exit 130' INT TERM; \
 	for item in $(REPRODUCE_ALL); do \
-	  IFS=: read -r paper art target <<< "$$item"; s=$$(date +%s); \
-	  $(MAKE) --no-print-directory $$target || exit 1; \
+	  IFS=: read -r paper art target <<< "$$item"; s=$$(date +%s); cur="$$paper $$art"; \
+	  if ! $(MAKE) --no-print-directory $$target; then \
+	    $(LEDGER) $$cur $$(( $$(date +%s) - s )) failed; exit 1; fi; \
+	  $(LEDGER) $$cur $$(( $$(date +%s) - s )) finished; cur=""; \
 	  lines+=("$$($(BIN)/python -m reports.site summary $$paper $$art $$(( $$(date +%s) - s )))"); \
 	done; \
 	$(MAKE) --no-print-directory site || exit 1; \
 	echo "== reproduce-all summary"; printf '%s\n' "$${lines[@]}"; \
-	echo "total wall time (site included): $$(( $$(date +%s) - t0 )) s"
+	$(BIN)/python -m reports.site total $$(( $$(date +%s) - t0 ))
 
 .PHONY: site setup-cluster
 site: setup  ## the static report site under site/ (open site/index.html)

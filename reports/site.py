@@ -31,6 +31,8 @@ from typing import Any
 
 import pandas as pd
 
+from runners import run_ledger
+
 REPORTS_DIR = Path(__file__).resolve().parent
 REPO_ROOT = REPORTS_DIR.parent
 GENERATED = REPORTS_DIR / "generated"
@@ -1029,15 +1031,29 @@ def _write_artifact_page(
 
 
 def summary_line(
-    paper: str, artifact: str, seconds: float | None = None, generated: Path = GENERATED
+    paper: str,
+    artifact: str,
+    seconds: float | None = None,
+    generated: Path = GENERATED,
+    results: Path | None = None,
 ) -> str:
-    """``mlsvm table1: 102/119 cells, within 2 SE 79 (77%), wall 144 s``."""
+    """``mlsvm table1: 102/119 cells, within 2 SE 79 (77%), wall 144 s``.
+
+    With ``results``, an artifact that ``reproduce-all`` ran more than once into
+    that store (resumed) adds its seconds over all runs from the run ledger
+    (:mod:`runners.run_ledger`): ``wall 3 s this run, 42.0 min over 2 runs``.
+    """
     desc = next((p for p in papers(generated) if p.key == paper), Paper(paper, paper))
     art = next(
         (a for a in desc.artifacts if a.key == artifact), Artifact(artifact, artifact)
     )
     s = summarize(desc, art, generated, None, load_known())
     wall = "" if seconds is None else f", wall {_fmt_seconds(seconds)}"
+    ledger = {} if results is None else run_ledger.totals(results)
+    past = ledger.get((paper, artifact))
+    if wall and past is not None and past.runs > 1:
+        # a resumed artifact: this run's seconds are only its last part
+        wall += f" this run, {_fmt_seconds(past.seconds)} over {past.runs} runs"
     if s.status == "not reproduced yet":
         return f"{paper} {artifact}: not reproduced yet{wall}"
     if not s.cells_total:  # kdml's figures: no published number to stand beside
@@ -1049,12 +1065,32 @@ def summary_line(
     return f"{paper} {artifact}: {cells}, within 2 SE {w2}{wall}"
 
 
+def total_line(seconds: float, results: Path | None = None) -> str:
+    """reproduce-all's last line: this run's wall time and, for a resumed store,
+    the artifacts' seconds over all runs from the run ledger."""
+    line = f"total wall time (site included): {_fmt_seconds(seconds)}"
+    ledger = {} if results is None else run_ledger.totals(results)
+    if any(t.runs > 1 for t in ledger.values()):
+        spent = sum(t.seconds for t in ledger.values())
+        runs = max(t.runs for t in ledger.values())
+        line += (
+            f" this run; the artifacts took {_fmt_seconds(spent)} over the "
+            f"{runs} runs into {results}"
+        )
+    return line
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m reports.site summary PAPER ARTIFACT [SECONDS]`` (reproduce-all)."""
+    """``python -m reports.site summary PAPER ARTIFACT [SECONDS]`` and
+    ``python -m reports.site total SECONDS`` (reproduce-all)."""
     args = list(sys.argv[1:] if argv is None else argv)
     if len(args) in (3, 4) and args[0] == "summary":
         seconds = float(args[3]) if len(args) == 4 else None
-        print(summary_line(args[1], args[2], seconds))
+        results = run_ledger.results_root()
+        print(summary_line(args[1], args[2], seconds, results=results))
+        return 0
+    if len(args) == 2 and args[0] == "total":
+        print(total_line(float(args[1]), run_ledger.results_root()))
         return 0
     print(
         "usage: python -m reports.site summary PAPER ARTIFACT [SECONDS]; "

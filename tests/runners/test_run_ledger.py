@@ -1,0 +1,123 @@
+"""reproduce-all's run ledger: an artifact's seconds over resumed runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from reports import site
+from runners import run_ledger
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def _rows(results: Path) -> list[dict]:
+    path = run_ledger.ledger_path(results)
+    if not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_totals_add_up_runs_and_count_the_unfinished(tmp_path) -> None:
+    run_ledger.append("mlsvm", "table1", 100.0, "interrupted", tmp_path)
+    run_ledger.append("mlsvm", "table1", 40.5, "finished", tmp_path)
+    run_ledger.append("wrbf", "table1", 7.0, "failed", tmp_path)
+    with run_ledger.ledger_path(tmp_path).open("a") as f:
+        f.write('{"paper": "mlsvm", "artif')  # cut by a full disk: skipped
+    totals = run_ledger.totals(tmp_path)
+    assert totals == {
+        ("mlsvm", "table1"): run_ledger.ArtifactTime(140.5, 2, 1),
+        ("wrbf", "table1"): run_ledger.ArtifactTime(7.0, 1, 1),
+    }
+    row = _rows_first(tmp_path)
+    assert row["status"] == "interrupted" and row["cpus"] == os.cpu_count()
+    assert {"code_version", "commit", "host", "ended_utc"} <= row.keys()
+
+
+def _rows_first(results: Path) -> dict:
+    return json.loads(run_ledger.ledger_path(results).read_text().splitlines()[0])
+
+
+def test_bad_entries_are_refused(tmp_path) -> None:
+    with pytest.raises(ValueError, match="status must be one of"):
+        run_ledger.append("mlsvm", "table1", 1.0, "done", tmp_path)
+    with pytest.raises(ValueError, match="seconds must be >= 0"):
+        run_ledger.append("mlsvm", "table1", float("nan"), "finished", tmp_path)
+    assert run_ledger.main(["add", "mlsvm", "table1", "x", "finished"]) == 2
+    assert run_ledger.main(["add", "mlsvm"]) == 2
+    assert not run_ledger.ledger_path(tmp_path).exists()
+
+
+def test_summary_gives_a_resumed_artifact_its_time_over_all_runs(tmp_path) -> None:
+    plain = "mlsvm table1: 102/119 cells, within 2 SE 79 (77%), wall 3 s"
+    # no ledger, or a single run: the line is this run's
+    assert site.summary_line("mlsvm", "table1", 3, results=tmp_path) == plain
+    run_ledger.append("mlsvm", "table1", 3.0, "finished", tmp_path)
+    assert site.summary_line("mlsvm", "table1", 3, results=tmp_path) == plain
+    run_ledger.append("mlsvm", "table1", 177.0, "interrupted", tmp_path)
+    assert site.summary_line("mlsvm", "table1", 3, results=tmp_path) == (
+        plain + " this run, 3.0 min over 2 runs"
+    )
+    assert site.total_line(50, tmp_path) == (
+        f"total wall time (site included): 50 s this run; the artifacts took "
+        f"3.0 min over the 2 runs into {tmp_path}"
+    )
+    assert site.total_line(50, tmp_path / "empty") == (
+        "total wall time (site included): 50 s"
+    )
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs GNU make")
+def test_reproduce_all_records_finished_and_interrupted_runs(tmp_path) -> None:
+    """The Makefile's loop writes a ledger line per artifact, also on Ctrl-C."""
+    extra = tmp_path / "fake.mk"
+    started = tmp_path / "slow-started"
+    extra.write_text(
+        f"fake-quick:\n\t@true\nfake-slow:\n\t@touch {started}; sleep 60\n"
+    )
+    stamp = tmp_path / "stamp"
+    stamp.touch()  # newer than pyproject.toml: `setup` has nothing to do
+    results = tmp_path / "results"
+    cmd = [
+        "make",
+        "-s",
+        "reproduce-all",
+        f"STAMP={stamp}",
+        f"VENV={Path(sys.executable).parent.parent}",
+        "REPRODUCE_ALL=mlsvm:table1:fake-quick mlsvm:table2:fake-slow",
+    ]
+    # MAKEFILES: read by every make, also the loop's sub-makes
+    env = {**os.environ, "KML_RESULTS": str(results), "MAKEFILES": str(extra)}
+    proc = subprocess.Popen(
+        cmd,
+        cwd=REPO_ROOT,
+        env=env,
+        start_new_session=True,  # its own process group, as a terminal's job
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not started.exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        time.sleep(0.5)
+        os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C sends
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    got = [(r["paper"], r["artifact"], r["status"]) for r in _rows(results)]
+    assert got == [
+        ("mlsvm", "table1", "finished"),
+        ("mlsvm", "table2", "interrupted"),
+    ], out
+    assert proc.returncode != 0
