@@ -1093,7 +1093,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(total_line(float(args[1]), run_ledger.results_root()))
         return 0
     print(
-        "usage: python -m reports.site summary PAPER ARTIFACT [SECONDS]; "
+        "usage: python -m reports.site summary PAPER ARTIFACT [SECONDS] | "
+        "total SECONDS; "
         "build the site with `kml-report site`",
         file=sys.stderr,
     )

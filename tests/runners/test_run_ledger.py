@@ -76,8 +76,14 @@ def test_summary_gives_a_resumed_artifact_its_time_over_all_runs(tmp_path) -> No
 
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="needs GNU make")
-def test_reproduce_all_records_finished_and_interrupted_runs(tmp_path) -> None:
-    """The Makefile's loop writes a ledger line per artifact, also on Ctrl-C."""
+@pytest.mark.parametrize(
+    ("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["INT", "TERM"]
+)
+def test_reproduce_all_records_finished_and_interrupted_runs(
+    tmp_path, sig: signal.Signals, code: int
+) -> None:
+    """The Makefile's loop writes a ledger line per artifact, also when Ctrl-C (INT)
+    or a TERM reaches its process group; one line per run."""
     extra = tmp_path / "fake.mk"
     started = tmp_path / "slow-started"
     extra.write_text(
@@ -92,10 +98,17 @@ def test_reproduce_all_records_finished_and_interrupted_runs(tmp_path) -> None:
         "reproduce-all",
         f"STAMP={stamp}",
         f"VENV={Path(sys.executable).parent.parent}",
+        f"RESULTS={results}",
         "REPRODUCE_ALL=mlsvm:table1:fake-quick mlsvm:table2:fake-slow",
     ]
-    # MAKEFILES: read by every make, also the loop's sub-makes
-    env = {**os.environ, "KML_RESULTS": str(results), "MAKEFILES": str(extra)}
+    # MAKEFILES: read by every make, also the loop's sub-makes. Under `make test`
+    # the outer make's flags and overrides (RESULTS=...) would reach this make.
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES")
+    }
+    env.update(KML_RESULTS=str(results), MAKEFILES=str(extra))
     proc = subprocess.Popen(
         cmd,
         cwd=REPO_ROOT,
@@ -110,7 +123,7 @@ def test_reproduce_all_records_finished_and_interrupted_runs(tmp_path) -> None:
         while not started.exists() and time.monotonic() < deadline:
             time.sleep(0.2)
         time.sleep(0.5)
-        os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C sends
+        os.killpg(proc.pid, sig)  # Ctrl-C sends INT to the whole group
         out, _ = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
@@ -121,3 +134,4 @@ def test_reproduce_all_records_finished_and_interrupted_runs(tmp_path) -> None:
         ("mlsvm", "table2", "interrupted"),
     ], out
     assert proc.returncode != 0
+    assert f"Error {code}" in out, out
