@@ -114,6 +114,9 @@ def test_reproduce_all_records_finished_and_interrupted_runs(
         cwd=REPO_ROOT,
         env=env,
         start_new_session=True,  # its own process group, as a terminal's job
+        # a shell starts background jobs with SIGINT ignored (`.ci/run &`), and a
+        # signal ignored at entry cannot be trapped: give make a terminal's default
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
