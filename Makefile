@@ -144,18 +144,18 @@ REPRODUCE_ALL := mlsvm:table1:reproduce-table1 mlsvm:table2:reproduce-mlsvm-tabl
 # Each artifact run is added to the run ledger of the result store
 # (runners/run_ledger.py), also when it fails or is interrupted (Ctrl-C, or INT/TERM/HUP
 # to the process group: `kill -- -PGID`), so a resumed run's summary can give an
-# artifact's seconds over all its runs. `cur` is cleared before a ledger line is
-# written and the writer ignores signals, so no run gets two lines.
+# artifact's seconds over all its runs. `record` clears `cur` before it writes and
+# the writer ignores signals, so no run gets two lines.
 LEDGER := $(BIN)/python -m runners.run_ledger add
 reproduce-all: setup
 	@t0=$$(date +%s); lines=(); cur=""; \
-	stop() { test -z "$$cur" || (trap '' INT TERM HUP; exec $(LEDGER) $$cur $$(( $$(date +%s) - s )) interrupted); exit $$1; }; \
+	record() { c=$$cur; cur=""; (trap '' INT TERM HUP; exec $(LEDGER) $$c $$(( $$(date +%s) - s )) $$1); }; \
+	stop() { test -z "$$cur" || record interrupted; exit $$1; }; \
 	trap 'stop 130' INT; trap 'stop 143' TERM; trap 'stop 129' HUP; \
 	for item in $(REPRODUCE_ALL); do \
 	  IFS=: read -r paper art target <<< "$$item"; s=$$(date +%s); cur="$$paper $$art"; \
-	  if ! $(MAKE) --no-print-directory $$target; then \
-	    c=$$cur; cur=""; (trap '' INT TERM HUP; exec $(LEDGER) $$c $$(( $$(date +%s) - s )) failed); exit 1; fi; \
-	  c=$$cur; cur=""; (trap '' INT TERM HUP; exec $(LEDGER) $$c $$(( $$(date +%s) - s )) finished); \
+	  $(MAKE) --no-print-directory $$target || { record failed; exit 1; }; \
+	  record finished; \
 	  lines+=("$$($(BIN)/python -m reports.site summary $$paper $$art $$(( $$(date +%s) - s )))"); \
 	done; \
 	$(MAKE) --no-print-directory site || exit 1; \

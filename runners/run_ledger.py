@@ -90,7 +90,7 @@ class ArtifactTime:
 
     seconds: float
     runs: int
-    interrupted: int
+    unfinished: int  # runs that failed or were interrupted
 
 
 def totals(results: Path | None = None) -> dict[tuple[str, str], ArtifactTime]:
@@ -111,7 +111,7 @@ def totals(results: Path | None = None) -> dict[tuple[str, str], ArtifactTime]:
         out[key] = ArtifactTime(
             prev.seconds + seconds,
             prev.runs + 1,
-            prev.interrupted + (status != "finished"),
+            prev.unfinished + (status != "finished"),
         )
     return out
 
