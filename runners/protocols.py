@@ -233,6 +233,11 @@ def solver_diagnostics(estimator: Any) -> dict[str, Any]:
     check = getattr(estimator, "check_", None)
     if check is not None:
         out["check"] = dict(check)  # a check estimator's measures (runners.checks)
+    metric_iters = getattr(estimator, "metric_n_iter_path_", None)
+    if metric_iters is not None:
+        # LMNN-MKL_P: n_iter counts its rounds; the LMNN iterations inside them
+        # are where its time goes
+        out["metric_n_iter"] = int(np.sum(metric_iters))
     weights = getattr(estimator, "kernel_weights_", None)
     if weights is not None:
         # MKL: the learned convex combination, averaged over one-vs-one pairs

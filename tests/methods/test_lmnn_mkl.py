@@ -228,6 +228,25 @@ def test_lmnn_mkl_p_weights_on_the_simplex_and_recorded():
     assert pred.shape == y.shape
 
 
+def test_lmnn_mkl_p_records_the_lmnn_iterations_of_each_metric_step():
+    from methods.metric_learning._lmnn import LMNN
+    from methods.metric_learning._lmnn_mkl import LMNNMKLP
+    from runners.protocols import solver_diagnostics
+
+    _, y, _, K = _bank()
+    est = LMNNMKLP(n_neighbors=3, max_iter=3, p_tol=1e-4, tol=0.0, weight_tol=0.0)
+    est.fit(K, y)
+    assert len(est.metric_n_iter_path_) == est.n_iter_ == 3
+    # the first metric step, repeated alone from A0 = I on K_mu, takes as many
+    K_mu = np.tensordot(est._normalized(K), est.weight_path_[0], axes=([2], [0]))
+    first = LMNN(**{**est._lmnn_params("precomputed"), "init": "identity"})
+    first.fit(K_mu, y, target_neighbors=est.target_neighbors_)
+    assert est.metric_n_iter_path_[0] == first.n_iter_ >= 1
+    diag = solver_diagnostics(est)
+    assert diag["n_iter"] == 3
+    assert diag["metric_n_iter"] == sum(est.metric_n_iter_path_)
+
+
 def test_nr_lmnn_mkl_features_are_concatenated_kernel_maps():
     from methods.metric_learning._lmnn_mkl import NRLMNNMKL
 
