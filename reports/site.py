@@ -1054,6 +1054,7 @@ def summary_line(
     if wall and past is not None and past.runs > 1:
         # a resumed artifact: this run's seconds are only its last part
         wall += f" this run, {_fmt_seconds(past.seconds)} over {past.runs} runs"
+        wall += _killed_note(past.killed)
     if s.status == "not reproduced yet":
         return f"{paper} {artifact}: not reproduced yet{wall}"
     if not s.cells_total:  # kdml's figures: no published number to stand beside
@@ -1063,6 +1064,13 @@ def summary_line(
         return f"{paper} {artifact}: {cells}, {s.std_pct()}{wall}"
     w2 = "no SE in table" if s.within2 is None else s.pct(s.within2)
     return f"{paper} {artifact}: {cells}, within 2 SE {w2}{wall}"
+
+
+def _killed_note(killed: int) -> str:
+    if not killed:
+        return ""
+    runs = "run" if killed == 1 else "runs"
+    return f" ({killed} {runs} killed: counted to the last sign of life)"
 
 
 def total_line(seconds: float, results: Path | None = None) -> str:
@@ -1077,6 +1085,7 @@ def total_line(seconds: float, results: Path | None = None) -> str:
             f" this run; the artifacts took {_fmt_seconds(spent)} over the "
             f"{runs} runs into {results}"
         )
+        line += _killed_note(sum(t.killed for t in ledger.values()))
     return line
 
 

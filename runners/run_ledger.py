@@ -8,9 +8,18 @@ seconds, whether it finished, failed or was interrupted, code version, host, tim
 and the summary adds the lines up. The ledger sits beside the records it timed, so
 ``make clean-results`` starts it afresh together with them.
 
+A run killed outright (SIGKILL, the out-of-memory killer, a batch scheduler's time
+limit, a machine that lost power) writes no end line, and a ledger of end lines alone
+would drop its seconds without a word. So a run also writes a start line when it
+begins, and the Makefile touches a file named after the run every ``LEDGER_TICK``
+seconds (15) while it is alive (``<results>/.reproduce_all_alive/<run>``); a start
+line that no end line answers counts as a killed run whose seconds reach that
+file's last touch: a lower bound, short by at most one tick.
+
 Command line (the Makefile's ``reproduce-all`` calls it)::
 
-    python -m runners.run_ledger add PAPER ARTIFACT SECONDS STATUS
+    python -m runners.run_ledger start PAPER ARTIFACT      # prints: RUN ALIVE_FILE
+    python -m runners.run_ledger add PAPER ARTIFACT SECONDS STATUS [RUN]
 
 with STATUS one of ``finished``, ``failed``, ``interrupted``.
 """
@@ -22,11 +31,13 @@ import os
 import socket
 import sys
 import time
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 LEDGER_NAME = "reproduce_all_times.jsonl"
+ALIVE_DIR = ".reproduce_all_alive"  # hidden: not a result folder of the store
 STATUSES = ("finished", "failed", "interrupted")
 
 
@@ -49,38 +60,83 @@ def _versions() -> dict[str, object]:
         return {"code_version": None, "commit": None}
 
 
-def append(
-    paper: str,
-    artifact: str,
-    seconds: float,
-    status: str,
-    results: Path | None = None,
-) -> Path:
-    """Append one artifact run to the ledger; returns the ledger's path."""
-    if status not in STATUSES:
-        raise ValueError(f"status must be one of {STATUSES}; got {status!r}.")
-    if not seconds >= 0:
-        raise ValueError(f"seconds must be >= 0; got {seconds!r}.")
-    path = ledger_path(results)
+def alive_path(run: str, results: Path | None = None) -> Path:
+    """The file the Makefile touches while run ``run`` is alive."""
+    root = results_root() if results is None else Path(results)
+    return root / ALIVE_DIR / run
+
+
+def _write_line(path: Path, row: dict[str, object]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    line = json.dumps(
-        {
-            "paper": paper,
-            "artifact": artifact,
-            "seconds": float(seconds),
-            "status": status,
-            **_versions(),
-            "host": socket.gethostname(),
-            "cpus": os.cpu_count(),
-            "ended_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        }
-    )
+    line = json.dumps(row)
     # one write of one line on an O_APPEND descriptor: runs never interleave lines
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         os.write(fd, (line + "\n").encode())
     finally:
         os.close(fd)
+
+
+def _utc() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def start(paper: str, artifact: str, results: Path | None = None) -> tuple[str, Path]:
+    """Write a run's start line and its alive file; returns ``(run, alive file)``."""
+    run = uuid.uuid4().hex[:16]
+    alive = alive_path(run, results)
+    alive.parent.mkdir(parents=True, exist_ok=True)
+    alive.touch()
+    _write_line(
+        ledger_path(results),
+        {
+            "event": "start",
+            "run": run,
+            "paper": paper,
+            "artifact": artifact,
+            "started": time.time(),
+            **_versions(),
+            "host": socket.gethostname(),
+            "cpus": os.cpu_count(),
+            "started_utc": _utc(),
+        },
+    )
+    return run, alive
+
+
+def append(
+    paper: str,
+    artifact: str,
+    seconds: float,
+    status: str,
+    results: Path | None = None,
+    run: str | None = None,
+) -> Path:
+    """Append one artifact run to the ledger; returns the ledger's path.
+
+    ``run``: the id :func:`start` gave the run; its alive file is removed.
+    """
+    if status not in STATUSES:
+        raise ValueError(f"status must be one of {STATUSES}; got {status!r}.")
+    if not seconds >= 0:
+        raise ValueError(f"seconds must be >= 0; got {seconds!r}.")
+    path = ledger_path(results)
+    _write_line(
+        path,
+        {
+            "paper": paper,
+            "artifact": artifact,
+            "seconds": float(seconds),
+            "status": status,
+            **({"run": run} if run else {}),
+            **_versions(),
+            "host": socket.gethostname(),
+            "cpus": os.cpu_count(),
+            "ended_utc": _utc(),
+        },
+    )
+    if run:
+        alive_path(run, results).unlink(missing_ok=True)
     return path
 
 
@@ -90,45 +146,76 @@ class ArtifactTime:
 
     seconds: float
     runs: int
-    unfinished: int  # runs that failed or were interrupted
+    unfinished: int  # runs that failed, were interrupted or were killed
+    killed: int = 0  # runs with a start line and no end line (their seconds: a bound)
 
 
 def totals(results: Path | None = None) -> dict[tuple[str, str], ArtifactTime]:
-    """Seconds and runs per ``(paper, artifact)``; unreadable lines are skipped."""
+    """Seconds and runs per ``(paper, artifact)``; unreadable lines are skipped.
+
+    A start line no end line answers is a killed run (or one still running): its
+    seconds run from its start to the last touch of its alive file, 0 without one.
+    """
     path = ledger_path(results)
     out: dict[tuple[str, str], ArtifactTime] = {}
     if not path.is_file():
         return out
+    starts: dict[str, tuple[tuple[str, str], float]] = {}
+    ended: set[str] = set()
+
+    def add(key: tuple[str, str], seconds: float, unfinished: bool, killed: bool):
+        prev = out.get(key, ArtifactTime(0.0, 0, 0, 0))
+        out[key] = ArtifactTime(
+            prev.seconds + seconds,
+            prev.runs + 1,
+            prev.unfinished + unfinished,
+            prev.killed + killed,
+        )
+
     for raw in path.read_text().splitlines():
         try:
             row = json.loads(raw)
             key = (str(row["paper"]), str(row["artifact"]))
+            if row.get("event") == "start":
+                starts[str(row["run"])] = (key, float(row["started"]))
+                continue
             seconds = float(row["seconds"])
             status = str(row["status"])
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, AttributeError):
             continue  # a line cut by a full disk; the others still count
-        prev = out.get(key, ArtifactTime(0.0, 0, 0))
-        out[key] = ArtifactTime(
-            prev.seconds + seconds,
-            prev.runs + 1,
-            prev.unfinished + (status != "finished"),
-        )
+        if row.get("run"):
+            ended.add(str(row["run"]))
+        add(key, seconds, status != "finished", False)
+    for run, (key, started) in starts.items():
+        if run in ended:
+            continue
+        try:
+            last = alive_path(run, path.parent).stat().st_mtime
+        except OSError:
+            last = started
+        add(key, max(last - started, 0.0), True, True)
     return out
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m runners.run_ledger add PAPER ARTIFACT SECONDS STATUS``."""
+    """``python -m runners.run_ledger start PAPER ARTIFACT`` (prints the run id and
+    its alive file) and ``... add PAPER ARTIFACT SECONDS STATUS [RUN]``."""
     args = list(sys.argv[1:] if argv is None else argv)
-    if len(args) == 5 and args[0] == "add":
+    if len(args) == 3 and args[0] == "start":
+        run, alive = start(args[1], args[2])
+        print(run, alive)
+        return 0
+    if len(args) in (5, 6) and args[0] == "add":
+        run = args[5] if len(args) == 6 else None
         try:
-            append(args[1], args[2], float(args[3]), args[4])
+            append(args[1], args[2], float(args[3]), args[4], run=run)
         except ValueError as exc:
             print(f"run_ledger: {exc}", file=sys.stderr)
             return 2
         return 0
     print(
-        "usage: python -m runners.run_ledger add PAPER ARTIFACT SECONDS "
-        "{finished,failed,interrupted}",
+        "usage: python -m runners.run_ledger start PAPER ARTIFACT | add PAPER "
+        "ARTIFACT SECONDS {finished,failed,interrupted} [RUN]",
         file=sys.stderr,
     )
     return 2

@@ -19,11 +19,13 @@ from runners import run_ledger
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
-def _rows(results: Path) -> list[dict]:
+def _rows(results: Path, event: str | None = None) -> list[dict]:
+    """The ledger's end lines (``event=None``) or its ``"start"`` lines."""
     path = run_ledger.ledger_path(results)
     if not path.is_file():
         return []
-    return [json.loads(line) for line in path.read_text().splitlines()]
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    return [r for r in rows if r.get("event") == event]
 
 
 def test_totals_add_up_runs_and_count_the_unfinished(tmp_path) -> None:
@@ -44,6 +46,24 @@ def test_totals_add_up_runs_and_count_the_unfinished(tmp_path) -> None:
 
 def _rows_first(results: Path) -> dict:
     return json.loads(run_ledger.ledger_path(results).read_text().splitlines()[0])
+
+
+def test_a_start_line_without_an_end_line_is_a_killed_run(tmp_path) -> None:
+    run, alive = run_ledger.start("lmnnmkl", "table2", tmp_path)
+    assert alive == tmp_path / ".reproduce_all_alive" / run and alive.is_file()
+    started = _rows(tmp_path, "start")[0]["started"]
+    os.utime(alive, (started + 600.0, started + 600.0))  # the last tick, 10 min in
+    done, _ = run_ledger.start("lmnnmkl", "table2", tmp_path)
+    run_ledger.append("lmnnmkl", "table2", 30.0, "finished", tmp_path, run=done)
+    assert not run_ledger.alive_path(done, tmp_path).exists()
+    assert run_ledger.totals(tmp_path) == {
+        ("lmnnmkl", "table2"): run_ledger.ArtifactTime(630.0, 2, 1, 1)
+    }
+    alive.unlink()  # no sign of life after the start: counted, with 0 s
+    assert run_ledger.totals(tmp_path)[("lmnnmkl", "table2")] == (
+        run_ledger.ArtifactTime(30.0, 2, 1, 1)
+    )
+    assert run_ledger.main(["start", "mlsvm"]) == 2
 
 
 def test_bad_entries_are_refused(tmp_path) -> None:
@@ -73,17 +93,20 @@ def test_summary_gives_a_resumed_artifact_its_time_over_all_runs(tmp_path) -> No
     assert site.total_line(50, tmp_path / "empty") == (
         "total wall time (site included): 50 s"
     )
+    run, alive = run_ledger.start("mlsvm", "table1", tmp_path)
+    started = _rows(tmp_path, "start")[0]["started"]
+    os.utime(alive, (started + 60.0, started + 60.0))
+    killed = " (1 run killed: counted to the last sign of life)"
+    assert site.summary_line("mlsvm", "table1", 3, results=tmp_path) == (
+        plain + " this run, 4.0 min over 3 runs" + killed
+    )
+    assert site.total_line(50, tmp_path).endswith(f"3 runs into {tmp_path}{killed}")
 
 
-@pytest.mark.skipif(shutil.which("make") is None, reason="needs GNU make")
-@pytest.mark.parametrize(
-    ("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["INT", "TERM"]
-)
-def test_reproduce_all_records_finished_and_interrupted_runs(
-    tmp_path, sig: signal.Signals, code: int
-) -> None:
-    """The Makefile's loop writes a ledger line per artifact, also when Ctrl-C (INT)
-    or a TERM reaches its process group; one line per run."""
+def _reproduce_all(tmp_path: Path, sig: signal.Signals) -> tuple[Path, str, int]:
+    """Run the Makefile's loop on two fake artifacts (the second sleeps), send
+    ``sig`` to its process group once the second has started; returns the result
+    store, make's output and its return code."""
     extra = tmp_path / "fake.mk"
     started = tmp_path / "slow-started"
     extra.write_text(
@@ -99,6 +122,7 @@ def test_reproduce_all_records_finished_and_interrupted_runs(
         f"STAMP={stamp}",
         f"VENV={Path(sys.executable).parent.parent}",
         f"RESULTS={results}",
+        "LEDGER_TICK=0.5",
         "REPRODUCE_ALL=mlsvm:table1:fake-quick mlsvm:table2:fake-slow",
     ]
     # MAKEFILES: read by every make, also the loop's sub-makes. Under `make test`
@@ -125,16 +149,51 @@ def test_reproduce_all_records_finished_and_interrupted_runs(
         deadline = time.monotonic() + 120
         while not started.exists() and time.monotonic() < deadline:
             time.sleep(0.2)
-        time.sleep(0.5)
+        time.sleep(2.0)  # a few ticks of the alive file
         os.killpg(proc.pid, sig)  # Ctrl-C sends INT to the whole group
         out, _ = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
+    return results, out, proc.returncode
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs GNU make")
+@pytest.mark.parametrize(
+    ("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["INT", "TERM"]
+)
+def test_reproduce_all_records_finished_and_interrupted_runs(
+    tmp_path, sig: signal.Signals, code: int
+) -> None:
+    """The Makefile's loop writes a ledger line per artifact, also when Ctrl-C (INT)
+    or a TERM reaches its process group; one line per run."""
+    results, out, returncode = _reproduce_all(tmp_path, sig)
     got = [(r["paper"], r["artifact"], r["status"]) for r in _rows(results)]
     assert got == [
         ("mlsvm", "table1", "finished"),
         ("mlsvm", "table2", "interrupted"),
     ], out
-    assert proc.returncode != 0
+    starts = [r["run"] for r in _rows(results, "start")]
+    assert [r["run"] for r in _rows(results)] == starts  # each end answers its start
+    assert not any((results / run_ledger.ALIVE_DIR).iterdir())  # alive files gone
+    assert run_ledger.totals(results)[("mlsvm", "table2")].killed == 0
+    assert returncode != 0
     assert f"Error {code}" in out, out
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs GNU make")
+def test_reproduce_all_killed_outright_keeps_its_seconds_to_the_last_tick(
+    tmp_path,
+) -> None:
+    """KILL to the process group: no end line, but the start line and the alive
+    file's last touch give the run its seconds (at least the 2 s it ran, minus a
+    tick), counted as killed."""
+    t0 = time.time()
+    results, out, returncode = _reproduce_all(tmp_path, signal.SIGKILL)
+    elapsed = time.time() - t0
+    assert returncode == -signal.SIGKILL
+    got = [(r["paper"], r["artifact"], r["status"]) for r in _rows(results)]
+    assert got == [("mlsvm", "table1", "finished")], out
+    slow = run_ledger.totals(results)[("mlsvm", "table2")]
+    assert (slow.runs, slow.unfinished, slow.killed) == (1, 1, 1)
+    assert 2.0 - 0.5 - 0.1 <= slow.seconds <= elapsed
