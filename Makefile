@@ -146,24 +146,25 @@ REPRODUCE_ALL := mlsvm:table1:reproduce-table1 mlsvm:table2:reproduce-mlsvm-tabl
 # to the process group: `kill -- -PGID`), so a resumed run's summary can give an
 # artifact's seconds over all its runs. `record` clears `cur` before it writes and
 # the writer ignores signals, so no run gets two lines. A run killed outright (KILL,
-# a scheduler's limit) writes no end line: its start line and the alive file a
-# background loop touches every LEDGER_TICK seconds until `record` stops it, or the
-# loop's shell dies, still give the ledger its seconds up to then.
+# the OOM killer) writes no end line: its start line (the shell names the run, so a
+# signal between the two lines cannot split them) and the clock a background loop
+# writes into its alive file every LEDGER_TICK seconds until `record` stops it, or
+# the loop's shell dies, still give the ledger its seconds up to then.
 LEDGER := $(BIN)/python -m runners.run_ledger
 LEDGER_TICK := 15
 reproduce-all: setup
 	@t0=$$(date +%s); lines=(); cur=""; id=""; tick=""; \
-	record() { c=$$cur; cur=""; test -z "$$tick" || { kill $$tick; wait $$tick; } 2>/dev/null; tick=""; \
-	  (trap '' INT TERM HUP; exec $(LEDGER) add $$c $$(( $$(date +%s) - s )) $$1 $$id); }; \
+	record() { c=$$cur; cur=""; (trap '' INT TERM HUP; exec $(LEDGER) add $$c $$(( $$(date +%s) - s )) $$1 $$id); \
+	  test -z "$$tick" || { kill -KILL $$tick; wait $$tick; rm -f "$$alive"; } 2>/dev/null; tick=""; }; \
 	stop() { test -z "$$cur" || record interrupted; exit $$1; }; \
 	trap 'stop 130' INT; trap 'stop 143' TERM; trap 'stop 129' HUP; \
 	for item in $(REPRODUCE_ALL); do \
 	  IFS=: read -r paper art target <<< "$$item"; s=$$(date +%s); \
-	  read -r id alive <<< "$$($(LEDGER) start $$paper $$art)"; \
+	  id=$$(date +%s%N)-$$$$-$$RANDOM; cur="$$paper $$art"; \
+	  alive=$$( (trap '' INT TERM HUP; exec $(LEDGER) start $$paper $$art $$id) ); \
 	  if test -n "$$alive"; then \
-	    ( while kill -0 $$$$; do touch "$$alive"; sleep $(LEDGER_TICK); done ) </dev/null >/dev/null 2>&1 & tick=$$!; \
+	    ( while kill -0 $$$$; do date +%s.%N > "$$alive"; sleep $(LEDGER_TICK); done ) </dev/null >/dev/null 2>&1 & tick=$$!; \
 	  fi; \
-	  cur="$$paper $$art"; \
 	  $(MAKE) --no-print-directory $$target || { record failed; exit 1; }; \
 	  record finished; \
 	  lines+=("$$($(BIN)/python -m reports.site summary $$paper $$art $$(( $$(date +%s) - s )))"); \

@@ -1041,7 +1041,8 @@ def summary_line(
 
     With ``results``, an artifact that ``reproduce-all`` ran more than once into
     that store (resumed) adds its seconds over all runs from the run ledger
-    (:mod:`runners.run_ledger`): ``wall 3 s this run, 42.0 min over 2 runs``.
+    (:mod:`runners.run_ledger`): ``wall 3 s this run, 42.0 min over 2 runs``, and
+    says how many of them wrote no end line (killed, or still running).
     """
     desc = next((p for p in papers(generated) if p.key == paper), Paper(paper, paper))
     art = next(
@@ -1070,7 +1071,10 @@ def _killed_note(killed: int) -> str:
     if not killed:
         return ""
     runs = "run" if killed == 1 else "runs"
-    return f" ({killed} {runs} killed: counted to the last sign of life)"
+    return (
+        f" ({killed} {runs} killed or still running: counted to the last sign of "
+        "life)"
+    )
 
 
 def total_line(seconds: float, results: Path | None = None) -> str:

@@ -8,18 +8,21 @@ seconds, whether it finished, failed or was interrupted, code version, host, tim
 and the summary adds the lines up. The ledger sits beside the records it timed, so
 ``make clean-results`` starts it afresh together with them.
 
-A run killed outright (SIGKILL, the out-of-memory killer, a batch scheduler's time
-limit, a machine that lost power) writes no end line, and a ledger of end lines alone
-would drop its seconds without a word. So a run also writes a start line when it
-begins, and the Makefile touches a file named after the run every ``LEDGER_TICK``
-seconds (15) while it is alive (``<results>/.reproduce_all_alive/<run>``); a start
-line that no end line answers counts as a killed run whose seconds reach that
-file's last touch: a lower bound, short by at most one tick.
+A run killed outright (SIGKILL, the out-of-memory killer, a machine that lost power)
+writes no end line, and a ledger of end lines alone would drop its seconds without a
+word. So a run also writes a start line when it begins, and the Makefile writes the
+time (its own clock: not a file server's mtime, and a copy keeps it) into a file named
+after the run every ``LEDGER_TICK`` seconds (15) while it is alive
+(``<results>/.reproduce_all_alive/<run>``); a start line that no end line answers
+counts as a killed run (or one still running) whose seconds reach that file's last
+time: short by at most one tick, 0 if the file is gone.
 
 Command line (the Makefile's ``reproduce-all`` calls it)::
 
-    python -m runners.run_ledger start PAPER ARTIFACT      # prints: RUN ALIVE_FILE
+    python -m runners.run_ledger start PAPER ARTIFACT RUN   # prints its alive file
     python -m runners.run_ledger add PAPER ARTIFACT SECONDS STATUS [RUN]
+
+RUN names the run (letters, digits, ``-``, ``_``); the Makefile makes it up.
 
 with STATUS one of ``finished``, ``failed``, ``interrupted``.
 """
@@ -28,10 +31,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import sys
 import time
-import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,7 +64,11 @@ def _versions() -> dict[str, object]:
 
 
 def alive_path(run: str, results: Path | None = None) -> Path:
-    """The file the Makefile touches while run ``run`` is alive."""
+    """The file the Makefile writes the time into while run ``run`` is alive."""
+    if not re.fullmatch(r"[0-9A-Za-z_-]{1,64}", run):
+        raise ValueError(
+            f"run id must be 1-64 letters, digits, '-' or '_'; got {run!r}."
+        )
     root = results_root() if results is None else Path(results)
     return root / ALIVE_DIR / run
 
@@ -81,12 +88,12 @@ def _utc() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
-def start(paper: str, artifact: str, results: Path | None = None) -> tuple[str, Path]:
-    """Write a run's start line and its alive file; returns ``(run, alive file)``."""
-    run = uuid.uuid4().hex[:16]
+def start(paper: str, artifact: str, run: str, results: Path | None = None) -> Path:
+    """Write run ``run``'s start line and its alive file; returns the alive file."""
     alive = alive_path(run, results)
+    now = time.time()
     alive.parent.mkdir(parents=True, exist_ok=True)
-    alive.touch()
+    alive.write_text(f"{now}\n")
     _write_line(
         ledger_path(results),
         {
@@ -94,14 +101,14 @@ def start(paper: str, artifact: str, results: Path | None = None) -> tuple[str, 
             "run": run,
             "paper": paper,
             "artifact": artifact,
-            "started": time.time(),
+            "started": now,
             **_versions(),
             "host": socket.gethostname(),
             "cpus": os.cpu_count(),
             "started_utc": _utc(),
         },
     )
-    return run, alive
+    return alive
 
 
 def append(
@@ -114,8 +121,9 @@ def append(
 ) -> Path:
     """Append one artifact run to the ledger; returns the ledger's path.
 
-    ``run``: the id :func:`start` gave the run; its alive file is removed.
+    ``run``: the id of the run's start line; its alive file is removed.
     """
+    alive = alive_path(run, results) if run else None  # refuses a bad id first
     if status not in STATUSES:
         raise ValueError(f"status must be one of {STATUSES}; got {status!r}.")
     if not seconds >= 0:
@@ -135,8 +143,8 @@ def append(
             "ended_utc": _utc(),
         },
     )
-    if run:
-        alive_path(run, results).unlink(missing_ok=True)
+    if alive is not None:
+        alive.unlink(missing_ok=True)
     return path
 
 
@@ -154,7 +162,7 @@ def totals(results: Path | None = None) -> dict[tuple[str, str], ArtifactTime]:
     """Seconds and runs per ``(paper, artifact)``; unreadable lines are skipped.
 
     A start line no end line answers is a killed run (or one still running): its
-    seconds run from its start to the last touch of its alive file, 0 without one.
+    seconds run from its start to the last time in its alive file, 0 without one.
     """
     path = ledger_path(results)
     out: dict[tuple[str, str], ArtifactTime] = {}
@@ -189,32 +197,31 @@ def totals(results: Path | None = None) -> dict[tuple[str, str], ArtifactTime]:
     for run, (key, started) in starts.items():
         if run in ended:
             continue
-        try:
-            last = alive_path(run, path.parent).stat().st_mtime
-        except OSError:
-            last = started
+        try:  # the time the run's own loop wrote last
+            last = float(alive_path(run, path.parent).read_text())
+        except (OSError, ValueError):
+            last = started  # gone (or cut mid-write): no sign of life to count
         add(key, max(last - started, 0.0), True, True)
     return out
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m runners.run_ledger start PAPER ARTIFACT`` (prints the run id and
-    its alive file) and ``... add PAPER ARTIFACT SECONDS STATUS [RUN]``."""
+    """``python -m runners.run_ledger start PAPER ARTIFACT RUN`` (prints the run's
+    alive file) and ``... add PAPER ARTIFACT SECONDS STATUS [RUN]``."""
     args = list(sys.argv[1:] if argv is None else argv)
-    if len(args) == 3 and args[0] == "start":
-        run, alive = start(args[1], args[2])
-        print(run, alive)
-        return 0
-    if len(args) in (5, 6) and args[0] == "add":
-        run = args[5] if len(args) == 6 else None
-        try:
+    try:
+        if len(args) == 4 and args[0] == "start":
+            print(start(args[1], args[2], args[3]))
+            return 0
+        if len(args) in (5, 6) and args[0] == "add":
+            run = args[5] if len(args) == 6 else None
             append(args[1], args[2], float(args[3]), args[4], run=run)
-        except ValueError as exc:
-            print(f"run_ledger: {exc}", file=sys.stderr)
-            return 2
-        return 0
+            return 0
+    except ValueError as exc:
+        print(f"run_ledger: {exc}", file=sys.stderr)
+        return 2
     print(
-        "usage: python -m runners.run_ledger start PAPER ARTIFACT | add PAPER "
+        "usage: python -m runners.run_ledger start PAPER ARTIFACT RUN | add PAPER "
         "ARTIFACT SECONDS {finished,failed,interrupted} [RUN]",
         file=sys.stderr,
     )

@@ -49,13 +49,15 @@ def _rows_first(results: Path) -> dict:
 
 
 def test_a_start_line_without_an_end_line_is_a_killed_run(tmp_path) -> None:
-    run, alive = run_ledger.start("lmnnmkl", "table2", tmp_path)
-    assert alive == tmp_path / ".reproduce_all_alive" / run and alive.is_file()
+    alive = run_ledger.start("lmnnmkl", "table2", "run-1", tmp_path)
+    assert alive == tmp_path / ".reproduce_all_alive" / "run-1" and alive.is_file()
     started = _rows(tmp_path, "start")[0]["started"]
-    os.utime(alive, (started + 600.0, started + 600.0))  # the last tick, 10 min in
-    done, _ = run_ledger.start("lmnnmkl", "table2", tmp_path)
-    run_ledger.append("lmnnmkl", "table2", 30.0, "finished", tmp_path, run=done)
-    assert not run_ledger.alive_path(done, tmp_path).exists()
+    assert float(alive.read_text()) == started
+    alive.write_text(f"{started + 600.0}\n")  # the last tick, 10 min in
+    os.utime(alive, (0, 0))  # a copy's mtime (cp -r): the written time counts
+    run_ledger.start("lmnnmkl", "table2", "run-2", tmp_path)
+    run_ledger.append("lmnnmkl", "table2", 30.0, "finished", tmp_path, run="run-2")
+    assert not run_ledger.alive_path("run-2", tmp_path).exists()
     assert run_ledger.totals(tmp_path) == {
         ("lmnnmkl", "table2"): run_ledger.ArtifactTime(630.0, 2, 1, 1)
     }
@@ -63,7 +65,11 @@ def test_a_start_line_without_an_end_line_is_a_killed_run(tmp_path) -> None:
     assert run_ledger.totals(tmp_path)[("lmnnmkl", "table2")] == (
         run_ledger.ArtifactTime(30.0, 2, 1, 1)
     )
-    assert run_ledger.main(["start", "mlsvm"]) == 2
+    assert run_ledger.main(["start", "mlsvm", "table1"]) == 2
+    with pytest.raises(ValueError, match="run id must be"):
+        run_ledger.start("mlsvm", "table1", "../../x", tmp_path)
+    with pytest.raises(ValueError, match="run id must be"):
+        run_ledger.append("mlsvm", "table1", 1.0, "finished", tmp_path, run="../x")
 
 
 def test_bad_entries_are_refused(tmp_path) -> None:
@@ -93,24 +99,35 @@ def test_summary_gives_a_resumed_artifact_its_time_over_all_runs(tmp_path) -> No
     assert site.total_line(50, tmp_path / "empty") == (
         "total wall time (site included): 50 s"
     )
-    run, alive = run_ledger.start("mlsvm", "table1", tmp_path)
-    started = _rows(tmp_path, "start")[0]["started"]
-    os.utime(alive, (started + 60.0, started + 60.0))
-    killed = " (1 run killed: counted to the last sign of life)"
+    alive = run_ledger.start("mlsvm", "table1", "r1", tmp_path)
+    alive.write_text(f"{_rows(tmp_path, 'start')[0]['started'] + 60.0}\n")
+    killed = " (1 run killed or still running: counted to the last sign of life)"
     assert site.summary_line("mlsvm", "table1", 3, results=tmp_path) == (
         plain + " this run, 4.0 min over 3 runs" + killed
     )
     assert site.total_line(50, tmp_path).endswith(f"3 runs into {tmp_path}{killed}")
 
 
-def _reproduce_all(tmp_path: Path, sig: signal.Signals) -> tuple[Path, str, int]:
-    """Run the Makefile's loop on two fake artifacts (the second sleeps), send
-    ``sig`` to its process group once the second has started; returns the result
-    store, make's output and its return code."""
+def _default_int() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def _ignore_term() -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+
+def _reproduce_all(
+    tmp_path: Path, sig: signal.Signals | None, second: str = "fake-slow"
+) -> tuple[Path, str, int]:
+    """Run the Makefile's loop on two fake artifacts (the second sleeps, or
+    fails), send ``sig`` to its process group once the second has started (no
+    signal: make starts with TERM ignored); returns the result store, make's output
+    and its return code."""
     extra = tmp_path / "fake.mk"
     started = tmp_path / "slow-started"
     extra.write_text(
         f"fake-quick:\n\t@true\nfake-slow:\n\t@touch {started}; sleep 60\n"
+        "fake-fail:\n\t@false\n"
     )
     stamp = tmp_path / "stamp"
     stamp.touch()  # newer than pyproject.toml: `setup` has nothing to do
@@ -123,7 +140,7 @@ def _reproduce_all(tmp_path: Path, sig: signal.Signals) -> tuple[Path, str, int]
         f"VENV={Path(sys.executable).parent.parent}",
         f"RESULTS={results}",
         "LEDGER_TICK=0.5",
-        "REPRODUCE_ALL=mlsvm:table1:fake-quick mlsvm:table2:fake-slow",
+        f"REPRODUCE_ALL=mlsvm:table1:fake-quick mlsvm:table2:{second}",
     ]
     # MAKEFILES: read by every make, also the loop's sub-makes. Under `make test`
     # the outer make's flags and overrides (RESULTS=...) would reach this make.
@@ -140,11 +157,18 @@ def _reproduce_all(tmp_path: Path, sig: signal.Signals) -> tuple[Path, str, int]
         start_new_session=True,  # its own process group, as a terminal's job
         # a shell starts background jobs with SIGINT ignored (`.ci/run &`), and a
         # signal ignored at entry cannot be trapped: give make a terminal's default
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        preexec_fn=_default_int if sig is not None else _ignore_term,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
     )
+    if sig is None:  # a wrapper that ignores TERM (`trap '' TERM; make ...`)
+        try:
+            out, _ = proc.communicate(timeout=60)
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+        return results, out, proc.returncode
     try:
         deadline = time.monotonic() + 120
         while not started.exists() and time.monotonic() < deadline:
@@ -197,3 +221,16 @@ def test_reproduce_all_killed_outright_keeps_its_seconds_to_the_last_tick(
     slow = run_ledger.totals(results)[("mlsvm", "table2")]
     assert (slow.runs, slow.unfinished, slow.killed) == (1, 1, 1)
     assert 2.0 - 0.5 - 0.1 <= slow.seconds <= elapsed
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs GNU make")
+def test_reproduce_all_records_a_failed_run_also_with_term_ignored(tmp_path) -> None:
+    """A failing artifact gets its `failed` line, and the loop stops its alive-file
+    ticker even when make started with TERM ignored (a TERM cannot stop it then)."""
+    results, out, returncode = _reproduce_all(tmp_path, None, second="fake-fail")
+    got = [(r["artifact"], r["status"]) for r in _rows(results)]
+    assert got == [("table1", "finished"), ("table2", "failed")], out
+    starts = [r["run"] for r in _rows(results, "start")]
+    assert [r["run"] for r in _rows(results)] == starts
+    assert not any((results / run_ledger.ALIVE_DIR).iterdir())
+    assert returncode != 0
