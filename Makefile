@@ -163,7 +163,7 @@ reproduce-all: setup
 	  id=$$(date +%s%N)-$$$$-$$RANDOM; cur="$$paper $$art"; \
 	  alive=$$( (trap '' INT TERM HUP; exec $(LEDGER) start $$paper $$art $$id) ); \
 	  if test -n "$$alive"; then \
-	    ( while kill -0 $$$$; do date +%s.%N > "$$alive"; sleep $(LEDGER_TICK); done ) </dev/null >/dev/null 2>&1 & tick=$$!; \
+	    ( while kill -0 $$$$; do date +%s > "$$alive"; sleep $(LEDGER_TICK); done ) </dev/null >/dev/null 2>&1 & tick=$$!; \
 	  fi; \
 	  $(MAKE) --no-print-directory $$target || { record failed; exit 1; }; \
 	  record finished; \

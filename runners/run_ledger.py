@@ -15,7 +15,8 @@ time (its own clock: not a file server's mtime, and a copy keeps it) into a file
 after the run every ``LEDGER_TICK`` seconds (15) while it is alive
 (``<results>/.reproduce_all_alive/<run>``); a start line that no end line answers
 counts as a killed run (or one still running) whose seconds reach that file's last
-time: short by at most one tick, 0 if the file is gone.
+time: short by at most one tick and a second (``date +%s``), 0 if the file is
+gone.
 
 Command line (the Makefile's ``reproduce-all`` calls it)::
 
