@@ -23,9 +23,8 @@ Command line (the Makefile's ``reproduce-all`` calls it)::
     python -m runners.run_ledger start PAPER ARTIFACT RUN   # prints its alive file
     python -m runners.run_ledger add PAPER ARTIFACT SECONDS STATUS [RUN]
 
-RUN names the run (letters, digits, ``-``, ``_``); the Makefile makes it up.
-
-with STATUS one of ``finished``, ``failed``, ``interrupted``.
+with STATUS one of ``finished``, ``failed``, ``interrupted``; RUN names the run
+(letters, digits, ``-``, ``_``), and the Makefile makes it up.
 """
 
 from __future__ import annotations
