@@ -43,17 +43,26 @@ SMO_TOL = 1e-4
 
 # LIBSVM's floor for a non-positive curvature along the working pair.
 _TAU = 1e-12
-# Largest active set for which the kernel block of the active variables is copied
-# into a dense matrix after shrinking (8 MB). Rows of that block are contiguous,
-# so the three passes of an iteration stream instead of gathering through ``ix``;
-# the copy (act^2 reads) pays for itself within ~act/2 iterations and shrinking
-# runs every 1000.
-_COMPACT_MAX = 1000
+# After shrinking, the kernel block of the active variables is copied into one
+# dense buffer when the active set has at most max(_COMPACT_MIN, n / 2) variables
+# (n = rows of K): rows of the block are contiguous, so the passes of an iteration
+# stream instead of gathering two rows of K through ``ix``. The copy (act^2 reads,
+# from the previous block when there is one) pays for itself within a few hundred
+# iterations. The n / 2 cap keeps the block within a quarter of K's memory, about
+# what LIBSVM's kernel cache adds (benchmarks/README.md, session 17: n = 4000,
+# 36 MB against SVC's 34 MB; n = 8000, 119 MB against 127 MB). At n = 4000-8000
+# it cuts a Gaussian C-SVM solve by about a third to a half, iterates unchanged.
+_COMPACT_MIN = 1000
 # Fixed cost of an iteration (selection bookkeeping, pair update) in units of one
 # visited active variable: a least-squares fit of 90 timed runs on the wdbc duals
 # of benchmarks/bench_qp.py gives ~34 ns per iteration plus ~2.1 ns per visited
 # variable.
 _ITER_OVERHEAD = 16.0
+
+
+def _compact_max(n: int) -> int:
+    """Largest active set whose kernel block is copied (see ``_COMPACT_MIN``)."""
+    return max(_COMPACT_MIN, n // 2)
 
 
 def default_max_iter(n_vars: int) -> int:
@@ -151,26 +160,32 @@ def _violations(F, inup, inlow, act):
 
 
 @njit(cache=True)
-def _compact_block(K, Kc_old, old_pos, old_valid, ix, act):
-    """Dense ``K[ix[:act]][:, ix[:act]]``, from the previous block when valid."""
-    Kc = np.empty((act, act))
+def _compact_block(K, buf, old_act, old_pos, old_valid, ix, act):
+    """Dense ``K[ix[:act]][:, ix[:act]]`` in the flat buffer ``buf`` (row-major).
+
+    When ``old_valid``, ``buf`` holds the block of the previous active set (size
+    ``old_act``) and ``old_pos[t]`` is the old position of the variable now at
+    ``t``. Shrinking only moves variables to lower positions (``old_pos[t] >= t``),
+    so every entry is read at or after the place it is written to, and a forward
+    copy within ``buf`` never reads an overwritten entry: one block in memory.
+    """
     if old_valid:
         for t in range(act):
-            src = Kc_old[old_pos[t]]
-            dst = Kc[t]
+            src = old_pos[t] * old_act
+            dst = t * act
             for u in range(act):
-                dst[u] = src[old_pos[u]]
+                buf[dst + u] = buf[src + old_pos[u]]
     else:
         for t in range(act):
-            src = K[ix[t]]
-            dst = Kc[t]
+            row = K[ix[t]]
+            dst = t * act
             for u in range(act):
-                dst[u] = src[ix[u]]
-    return Kc
+                buf[dst + u] = row[ix[u]]
+    return buf[: act * act].reshape((act, act))
 
 
 @njit(cache=True)
-def _smo_kernel(K, idx, s, p, U, z, tol, max_iter, max_work, shrinking):
+def _smo_kernel(K, idx, s, p, U, z, tol, max_iter, max_work, shrinking, compact_max):
     """Run SMO in place on ``z`` (feasible on entry).
 
     ``max_work`` caps the work, counted as the active-set size of every iteration
@@ -222,7 +237,8 @@ def _smo_kernel(K, idx, s, p, U, z, tol, max_iter, max_work, shrinking):
     # of K used as they are), else the compact block, else gathered into buffers.
     ident = _is_identity(ix, m)
     compact = False
-    Kc = np.empty((0, 0))
+    Kbuf = np.empty(0)
+    Kc = Kbuf.reshape((0, 0))
     old_pos = np.arange(m)
     bufi = np.empty(m)
     bufj = np.empty(m)
@@ -265,8 +281,12 @@ def _smo_kernel(K, idx, s, p, U, z, tol, max_iter, max_work, shrinking):
                             act -= 1
                     t += 1
                 if act != prev_act or not compact:
-                    if act <= _COMPACT_MAX and act < m:
-                        Kc = _compact_block(K, Kc, old_pos, compact, ix, act)
+                    if act <= compact_max and act < m:
+                        if not compact and Kbuf.shape[0] < act * act:
+                            Kbuf = np.empty(act * act)
+                        Kc = _compact_block(
+                            K, Kbuf, prev_act, old_pos, compact, ix, act
+                        )
                         compact = True
                     else:
                         compact = False
@@ -576,6 +596,7 @@ def solve_smo(
         int(max_iter),
         float(max_work),
         bool(shrinking),
+        _compact_max(problem.K.shape[0]),
     )
     return QPResult(
         z=z,

@@ -498,3 +498,72 @@ def test_auto_path_grid_search_same_as_auto(path_memo, monkeypatch):
         searches["auto"].best_estimator_.dual_coef_,
         searches["auto_path"].best_estimator_.dual_coef_,
     )
+
+
+def _shrink_like_smo(ix: np.ndarray, drop: np.ndarray) -> tuple[np.ndarray, int]:
+    """The SMO kernel's shrinking swaps on ``ix``: (old_pos, new active size)."""
+    ix = ix.copy()
+    act = ix.shape[0]
+    old_pos = np.arange(act)
+    gone = drop.copy()
+    t = 0
+    while t < act:
+        if gone[t]:
+            act -= 1
+            while act > t:
+                u = act
+                if not gone[u]:
+                    for a in (ix, old_pos, gone):
+                        a[t], a[u] = a[u], a[t]
+                    break
+                act -= 1
+        t += 1
+    return old_pos, act
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_compact_block_in_place_equals_a_fresh_gather(seed):
+    # After a shrink the block of the new active set is rewritten inside the old
+    # block's buffer; it must equal K gathered afresh (SVM_m repeats samples in ix).
+    from methods._qp._smo import _compact_block
+
+    rng = np.random.default_rng(seed)
+    n, m = 30, 50
+    K = rng.standard_normal((n, n))
+    K = K + K.T
+    ix = rng.integers(0, n, size=m)
+    old_act = 41
+    buf = np.full(old_act * old_act + 7, np.nan)
+    identity = np.arange(m)
+    block = _compact_block(K, buf, 0, identity, False, ix, old_act)
+    np.testing.assert_array_equal(block, K[np.ix_(ix[:old_act], ix[:old_act])])
+    old_pos, act = _shrink_like_smo(ix[:old_act], rng.random(old_act) < 0.4)
+    assert 0 < act < old_act
+    assert np.all(old_pos[:act] >= np.arange(act))
+    new_ix = ix[:old_act][old_pos]
+    block = _compact_block(K, buf, old_act, old_pos, True, ix, act)
+    np.testing.assert_array_equal(block, K[np.ix_(new_ix[:act], new_ix[:act])])
+
+
+@pytest.mark.parametrize("eps", [None, 3.0], ids=["csvm", "svmm"])
+def test_smo_compact_block_leaves_iterates_unchanged(monkeypatch, eps):
+    # The dense block of the active variables is a copy of entries of K, so SMO
+    # must take the same steps with it, without it, and with the default cap.
+    import methods._qp._smo as smo
+
+    X, y = _data(11, n=700)
+    K = pairwise_kernel(X, kernel="gaussian", sigma=0.5)
+    problem = _problem(K, y, 100.0, eps)
+    runs = {}
+    for name, cap in [("never", 0), ("always", 10**9), ("default", None)]:
+        if cap is not None:
+            monkeypatch.setattr(smo, "_compact_max", lambda n, cap=cap: cap)
+        else:
+            monkeypatch.undo()
+        runs[name] = solve_smo(problem)
+    assert runs["never"].n_iter > 3000  # several shrinks, hence in-place copies
+    for name in ("always", "default"):
+        np.testing.assert_array_equal(runs[name].z, runs["never"].z)
+        assert runs[name].n_iter == runs["never"].n_iter
+        assert runs[name].rho == runs["never"].rho
+        assert runs[name].objective == runs["never"].objective
