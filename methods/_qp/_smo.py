@@ -283,6 +283,10 @@ def _smo_kernel(K, idx, s, p, U, z, tol, max_iter, max_work, shrinking, compact_
                 if act != prev_act or not compact:
                     if act <= compact_max and act < m:
                         if not compact and Kbuf.shape[0] < act * act:
+                            # Free the old block before the larger one: two at
+                            # once would double the peak memory of a fit.
+                            Kc = np.empty((0, 0))
+                            Kbuf = np.empty(0)
                             Kbuf = np.empty(act * act)
                         Kc = _compact_block(
                             K, Kbuf, prev_act, old_pos, compact, ix, act
