@@ -23,10 +23,13 @@ standardized) at n = 1000, 2000, 4000 (and 8000 with ``--full``), Gaussian
 (sigma = sqrt(10), i.e. SVC's gamma = "scale") and cosine-normalized linear
 kernels, C in {1, 100, 1000}: time ratio per cell, median and worst, the fitted
 exponents of time against n, the largest decision-value difference from SVC
-with both at tol 1e-4, and the peak memory a fit adds (resident set size
-high-water mark in a forked child, reset through /proc/self/clear_refs; the
-kernel is already resident). Also the cost of ``check_psd_kernel`` relative to
-the fit on the Gaussian kernel.
+with both at tol 1e-4 (and, at n <= 2000, of each from the dense cvxopt solution:
+on the linear C = 1000 cells SVC stays ~1e-3 away from it even at tol 1e-8,
+plausibly because LIBSVM caches kernel rows in float32), and the peak memory a fit
+adds (resident set size high-water mark in a forked child, reset through
+/proc/self/clear_refs after the heap's free pages are handed back with
+malloc_trim; the kernel is already resident). Also the cost of
+``check_psd_kernel`` relative to the fit on the Gaussian kernel.
 
 Usage::
 
@@ -42,6 +45,8 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import ctypes
+import ctypes.util
 import multiprocessing
 import statistics
 import sys
@@ -75,6 +80,9 @@ TARGET_SCALE_WORST = 1.25  # SVM / SVC, every cell
 TARGET_DECISION = 1e-3  # max |decision(SVM) - decision(SVC)|, both at tol 1e-4
 TARGET_MEMORY = 1.2  # peak memory added by a fit, SVM / SVC
 TARGET_PSD_CHECK = 0.10  # check_psd_kernel / fit at n = 4000
+# Largest n at which the scaling section also solves each cell with cvxopt (dense
+# interior point, ~20 s at n = 2000) to tell which of SVM and SVC is off.
+REF_MAX_N = 2000
 
 
 def wdbc(n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -144,6 +152,11 @@ def _status_kb(field: str) -> int:
 
 
 def _peak_child(fn, conn) -> None:
+    # Memory the parent freed but kept in its heap is resident in the child too, so
+    # reusing it would add nothing to the high-water mark: a fit after an earlier
+    # fit of the same size (LIBSVM's cache rows are heap chunks) read as ~0 MB.
+    # Handing free heap pages back first makes every page a fit touches count.
+    ctypes.CDLL(ctypes.util.find_library("c")).malloc_trim(0)
     with open("/proc/self/clear_refs", "w") as fh:
         fh.write("5")  # reset the RSS high-water mark
     rss0 = _status_kb("VmRSS")
@@ -192,11 +205,23 @@ def scaling_cell(K, y, C, with_psd, repeats, same_tol=False):
         fns["psd"] = lambda: check_psd_kernel(K)
     m = measure(fns, repeats)
     dec_ours = ours.fit(K, y).decision_function(K)
-    svc_tol = SVC(C=C, kernel="precomputed", tol=SMO_TOL).fit(K, y)
-    diff = float(np.max(np.abs(dec_ours - svc_tol.decision_function(K))))
+    dec_svc = SVC(C=C, kernel="precomputed", tol=SMO_TOL).fit(K, y).decision_function(K)
+    diff = float(np.max(np.abs(dec_ours - dec_svc)))
+    # Which of the two is off when they differ: both against the dense cvxopt
+    # solution (float64 interior point, tol 1e-10) where it is affordable.
+    ref = {}
+    if K.shape[0] <= REF_MAX_N:
+        cvx = SVM(
+            C=C, kernel="precomputed", check_psd=False, solver="cvxopt", tol=1e-10
+        )
+        dec_ref = cvx.fit(K, y).decision_function(K)
+        ref = {
+            "ours_ref": float(np.max(np.abs(dec_ours - dec_ref))),
+            "svc_ref": float(np.max(np.abs(dec_svc - dec_ref))),
+        }
     mem_ours = peak_added_mb(lambda: ours.fit(K, y))
     mem_svc = peak_added_mb(lambda: svc.fit(K, y))
-    return m, diff, mem_ours, mem_svc
+    return m, diff, mem_ours, mem_svc, ref
 
 
 def scaling(sizes: list[int], repeats: int, same_tol: bool = False) -> int:
@@ -217,7 +242,7 @@ def scaling(sizes: list[int], repeats: int, same_tol: bool = False) -> int:
         for kernel in ("gaussian", "linear"):
             K, y = scaling_data(n, kernel)
             for C in SCALING_CS:
-                m, diff, mem_ours, mem_svc = scaling_cell(
+                m, diff, mem_ours, mem_svc, ref = scaling_cell(
                     K, y, C, kernel == "gaussian" and C == 100.0, repeats, same_tol
                 )
                 if "psd" in m:
@@ -231,6 +256,7 @@ def scaling(sizes: list[int], repeats: int, same_tol: bool = False) -> int:
                     "diff": diff,
                     "mem_svm": max(mem_ours - base_mb, 0.0),
                     "mem_svc": max(mem_svc - base_mb, 0.0),
+                    **ref,
                 }
                 rows.append(row)
                 line = (
@@ -285,6 +311,17 @@ def scaling(sizes: list[int], repeats: int, same_tol: bool = False) -> int:
         print(
             f"  [info] SVM/SVC with SVC at the SVM's tol {SMO_TOL:g}: median "
             f"{statistics.median(same):.2f}, worst {max(same):.2f}"
+        )
+    with_ref = [r for r in rows if "ours_ref" in r]
+    if with_ref:
+        worst_ours = max(with_ref, key=lambda r: r["ours_ref"])
+        worst_svc = max(with_ref, key=lambda r: r["svc_ref"])
+        print(
+            f"  [info] decision values against cvxopt (tol 1e-10, n <= {REF_MAX_N}): "
+            f"SVM largest {worst_ours['ours_ref']:.1e} (n={worst_ours['n']}, "
+            f"{worst_ours['kernel']}, C={worst_ours['C']:g}), SVC at tol 1e-4 "
+            f"largest {worst_svc['svc_ref']:.1e} (n={worst_svc['n']}, "
+            f"{worst_svc['kernel']}, C={worst_svc['C']:g})"
         )
     report(
         f"decision values within {TARGET_DECISION:g} of SVC (tol 1e-4)",
