@@ -192,6 +192,7 @@ def _solve_auto(
     spent_iter = 0
     spent_work = 0.0
     res = None
+    workspace: dict = {}  # the SMO stages share one kernel-block buffer
 
     def smo(budget: float) -> QPResult:
         # Resume from the last iterate; iterations and work add up over stages.
@@ -202,6 +203,7 @@ def _solve_auto(
             max_iter=max_iter - spent_iter,
             z0=z0 if res is None else res.z,
             max_work=budget - spent_work,
+            workspace=workspace,
         )
         spent_iter += out.n_iter
         spent_work += out.info["work"]

@@ -185,7 +185,9 @@ def _compact_block(K, buf, old_act, old_pos, old_valid, ix, act):
 
 
 @njit(cache=True)
-def _smo_kernel(K, idx, s, p, U, z, tol, max_iter, max_work, shrinking, compact_max):
+def _smo_kernel(
+    K, idx, s, p, U, z, tol, max_iter, max_work, shrinking, compact_max, Kbuf
+):
     """Run SMO in place on ``z`` (feasible on entry).
 
     ``max_work`` caps the work, counted as the active-set size of every iteration
@@ -237,8 +239,7 @@ def _smo_kernel(K, idx, s, p, U, z, tol, max_iter, max_work, shrinking, compact_
     # of K used as they are), else the compact block, else gathered into buffers.
     ident = _is_identity(ix, m)
     compact = False
-    Kbuf = np.empty(0)
-    Kc = Kbuf.reshape((0, 0))
+    Kc = Kbuf[:0].reshape((0, 0))
     old_pos = np.arange(m)
     bufi = np.empty(m)
     bufj = np.empty(m)
@@ -281,12 +282,16 @@ def _smo_kernel(K, idx, s, p, U, z, tol, max_iter, max_work, shrinking, compact_
                             act -= 1
                     t += 1
                 if act != prev_act or not compact:
-                    if act <= compact_max and act < m:
-                        if not compact and Kbuf.shape[0] < act * act:
-                            # Free the old block before the larger one: two at
-                            # once would double the peak memory of a fit.
-                            Kc = np.empty((0, 0))
-                            Kbuf = np.empty(0)
+                    # One buffer, sized by the first block (or passed in by the
+                    # previous stage of an "auto" solve): a larger active set
+                    # later is gathered instead, since a second buffer would add
+                    # to the first (freed heap chunks stay resident).
+                    if (
+                        act <= compact_max
+                        and act < m
+                        and (Kbuf.shape[0] == 0 or Kbuf.shape[0] >= act * act)
+                    ):
+                        if Kbuf.shape[0] == 0:
                             Kbuf = np.empty(act * act)
                         Kc = _compact_block(
                             K, Kbuf, prev_act, old_pos, compact, ix, act
@@ -477,7 +482,7 @@ def _smo_kernel(K, idx, s, p, U, z, tol, max_iter, max_work, shrinking, compact_
     for t in range(m):
         obj -= a[t] * y[t] * (F[t] + q[t])
         z[perm[t]] = a[t]
-    return n_iter, status, rho, obj / 2.0, violation, nr_free, work
+    return n_iter, status, rho, obj / 2.0, violation, nr_free, work, Kbuf
 
 
 def _numba_array(a: np.ndarray, dtype: type) -> np.ndarray:
@@ -559,6 +564,7 @@ def solve_smo(
     z0: np.ndarray | None = None,
     shrinking: bool = True,
     max_work: float = np.inf,
+    workspace: dict | None = None,
 ) -> QPResult:
     """Solve a :class:`BoxQP` with SMO (WSS2, shrinking, optional warm start).
 
@@ -577,6 +583,11 @@ def solve_smo(
     max_work : float, default=inf
         Budget in visited active variables (plus a fixed cost per iteration); the
         "auto" dispatch uses it to hand slow problems to the interior-point path.
+    workspace : dict, default=None
+        Scratch memory shared by successive calls on one problem (the stages of
+        "auto"): the buffer of the active kernel block is taken from and left in
+        ``workspace["block"]``, so that a resumed solve reuses it instead of
+        allocating a second one.
 
     Returns
     -------
@@ -589,7 +600,8 @@ def solve_smo(
     if max_iter is None:
         max_iter = default_max_iter(m)
     z = np.zeros(m) if z0 is None else project_feasible(problem, z0)
-    n_iter, status, rho, obj, violation, n_free, work = _smo_kernel(
+    block = np.empty(0) if workspace is None else workspace.get("block", np.empty(0))
+    n_iter, status, rho, obj, violation, n_free, work, block = _smo_kernel(
         _numba_array(problem.K, np.float64),
         _numba_array(problem.idx, np.int64),
         _numba_array(problem.s, np.float64),
@@ -601,7 +613,10 @@ def solve_smo(
         float(max_work),
         bool(shrinking),
         _compact_max(problem.K.shape[0]),
+        block,
     )
+    if workspace is not None:
+        workspace["block"] = block
     return QPResult(
         z=z,
         rho=float(rho),

@@ -561,8 +561,14 @@ def test_smo_compact_block_leaves_iterates_unchanged(monkeypatch, eps):
         else:
             monkeypatch.undo()
         runs[name] = solve_smo(problem)
+        # "auto" stops SMO at a budget and resumes it (stage 2) in the same buffer.
+        runs[name, "auto"] = solve_box_qp(problem, solver="auto")
     assert runs["never"].n_iter > 3000  # several shrinks, hence in-place copies
+    assert runs["never", "auto"].info["status"] == 0
     for name in ("always", "default"):
+        auto, ref = runs[name, "auto"], runs["never", "auto"]
+        np.testing.assert_array_equal(auto.z, ref.z)
+        assert (auto.n_iter, auto.rho, auto.solver) == (ref.n_iter, ref.rho, ref.solver)
         np.testing.assert_array_equal(runs[name].z, runs["never"].z)
         assert runs[name].n_iter == runs["never"].n_iter
         assert runs[name].rho == runs["never"].rho
