@@ -228,6 +228,8 @@ def _solve_auto(
         res = smo(budget)
         if finished(res):
             return res
+    # The SMO stages are over: free their kernel block before the IPM's memory.
+    workspace.clear()
     # Stage 3: the IPM, polished by SMO.
     try:
         out = solve_ipm(problem, polish_tol=tol, factor=V, low_rank=V is not None)

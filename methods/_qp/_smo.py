@@ -17,7 +17,9 @@ A port of LIBSVM's ``Solver`` (Chang and Lin, ``svm.cpp``) to the problem form o
   ``m(z) = max_{a in I_up} -s_a G_a`` and ``M(z) = min_{a in I_low} -s_a G_a``.
 - ``Q`` is never formed: rows of the dense ``K`` are read directly (K is symmetric,
   so a row is a column, and rows are contiguous in C order). The 2n-variable SVM_m
-  dual thus costs the memory of the n x n kernel only, and no kernel cache is needed.
+  dual thus costs the memory of the n x n kernel only, and no kernel cache is needed;
+  after shrinking, the block of K of the active variables is copied into one dense
+  buffer (at most max(1000, n/2) variables, see ``_COMPACT_MIN``).
 
 References
 ----------
@@ -48,10 +50,12 @@ _TAU = 1e-12
 # (n = rows of K): rows of the block are contiguous, so the passes of an iteration
 # stream instead of gathering two rows of K through ``ix``. The copy (act^2 reads,
 # from the previous block when there is one) pays for itself within a few hundred
-# iterations. The n / 2 cap keeps the block within a quarter of K's memory, about
-# what LIBSVM's kernel cache adds (benchmarks/README.md, session 17: n = 4000,
-# 36 MB against SVC's 34 MB; n = 8000, 119 MB against 127 MB). At n = 4000-8000
-# it cuts a Gaussian C-SVM solve by about a third to a half, iterates unchanged.
+# iterations. For n >= 2000 the n / 2 cap keeps the block within a quarter of K's
+# memory, about what LIBSVM's kernel cache adds; below, the 8 MB floor can exceed
+# that share (a 2n-variable SVM_m dual of n < 1000 can even exceed K). Peak memory
+# a fit adds, Gaussian C = 100 (benchmarks/README.md, session 17): 33 MB against
+# SVC's 34 MB at n = 4000, 128 MB against 126 MB at n = 8000. At n = 4000-8000 the
+# block cuts a Gaussian C-SVM solve by about a third to a half, iterates unchanged.
 _COMPACT_MIN = 1000
 # Fixed cost of an iteration (selection bookkeeping, pair update) in units of one
 # visited active variable: a least-squares fit of 90 timed runs on the wdbc duals
@@ -167,7 +171,9 @@ def _compact_block(K, buf, old_act, old_pos, old_valid, ix, act):
     ``old_act``) and ``old_pos[t]`` is the old position of the variable now at
     ``t``. Shrinking only moves variables to lower positions (``old_pos[t] >= t``),
     so every entry is read at or after the place it is written to, and a forward
-    copy within ``buf`` never reads an overwritten entry: one block in memory.
+    copy within ``buf`` never reads an overwritten entry: one block in memory. Also
+    needs ``act <= old_act`` (shrinking only removes) and ``buf.size >= act**2``.
+    Returns the ``(act, act)`` view of ``buf``.
     """
     if old_valid:
         for t in range(act):
@@ -193,7 +199,12 @@ def _smo_kernel(
     ``max_work`` caps the work, counted as the active-set size of every iteration
     plus :data:`_ITER_OVERHEAD`, a deterministic proxy of the running time.
 
-    Returns ``(n_iter, status, rho, objective, violation, n_free, work)`` with
+    ``compact_max`` is the largest active set whose kernel block is copied into a
+    dense buffer; ``Kbuf`` (float64, 1-D, possibly empty) is that buffer: used when
+    non-empty (blocks that do not fit are gathered instead), else allocated at the
+    first compaction.
+
+    Returns ``(n_iter, status, rho, objective, violation, n_free, work, Kbuf)`` with
     status 0 (converged), 1 (``max_iter`` reached) or 2 (``max_work`` reached).
     """
     m = z.shape[0]
@@ -584,10 +595,10 @@ def solve_smo(
         Budget in visited active variables (plus a fixed cost per iteration); the
         "auto" dispatch uses it to hand slow problems to the interior-point path.
     workspace : dict, default=None
-        Scratch memory shared by successive calls on one problem (the stages of
-        "auto"): the buffer of the active kernel block is taken from and left in
-        ``workspace["block"]``, so that a resumed solve reuses it instead of
-        allocating a second one.
+        Opaque scratch memory shared by successive calls on one problem (the
+        stages of "auto"): pass the same, initially empty, dict to each call, so
+        that a resumed solve reuses the buffer of the active kernel block instead
+        of allocating a second one. Clear it to free that buffer.
 
     Returns
     -------
@@ -600,7 +611,9 @@ def solve_smo(
     if max_iter is None:
         max_iter = default_max_iter(m)
     z = np.zeros(m) if z0 is None else project_feasible(problem, z0)
-    block = np.empty(0) if workspace is None else workspace.get("block", np.empty(0))
+    block = np.empty(0)
+    if workspace is not None and "block" in workspace:
+        block = _numba_array(np.ravel(workspace["block"]), np.float64)
     n_iter, status, rho, obj, violation, n_free, work, block = _smo_kernel(
         _numba_array(problem.K, np.float64),
         _numba_array(problem.idx, np.int64),

@@ -548,28 +548,42 @@ def test_compact_block_in_place_equals_a_fresh_gather(seed):
 @pytest.mark.parametrize("eps", [None, 3.0], ids=["csvm", "svmm"])
 def test_smo_compact_block_leaves_iterates_unchanged(monkeypatch, eps):
     # The dense block of the active variables is a copy of entries of K, so SMO
-    # must take the same steps with it, without it, and with the default cap.
+    # must take the same steps without it, with it at any cap (the default floor,
+    # the n/2 rule alone), and with a buffer too small for any block (gathered).
+    import methods._qp as qp
     import methods._qp._smo as smo
 
     X, y = _data(11, n=700)
     K = pairwise_kernel(X, kernel="gaussian", sigma=0.5)
     problem = _problem(K, y, 100.0, eps)
-    runs = {}
-    for name, cap in [("never", 0), ("always", 10**9), ("default", None)]:
-        if cap is not None:
-            monkeypatch.setattr(smo, "_compact_max", lambda n, cap=cap: cap)
-        else:
-            monkeypatch.undo()
-        runs[name] = solve_smo(problem)
-        # "auto" stops SMO at a budget and resumes it (stage 2) in the same buffer.
-        runs[name, "auto"] = solve_box_qp(problem, solver="auto")
+    caps = {"never": 0, "always": 10**9, "half": 700 // 2, "default": None}
+    runs, stages = {}, {}
+    for name, cap in caps.items():
+        with monkeypatch.context() as mp:
+            if cap is not None:
+                mp.setattr(smo, "_compact_max", lambda n, cap=cap: cap)
+            runs[name] = solve_smo(problem)
+            # "auto" stops SMO at a budget and resumes it (stage 2) in the same
+            # buffer, which the spy sees arrive non-empty.
+            calls = []
+
+            def spy(*args, workspace=None, _calls=calls, **kwargs):
+                _calls.append(np.size(workspace.get("block", ())))
+                return smo.solve_smo(*args, workspace=workspace, **kwargs)
+
+            mp.setattr(qp, "solve_smo", spy)
+            runs[name, "auto"] = solve_box_qp(problem, solver="auto")
+            stages[name] = calls
+    runs["tiny"] = solve_smo(problem, workspace={"block": np.empty(4)})
     assert runs["never"].n_iter > 3000  # several shrinks, hence in-place copies
     assert runs["never", "auto"].info["status"] == 0
-    for name in ("always", "default"):
-        auto, ref = runs[name, "auto"], runs["never", "auto"]
-        np.testing.assert_array_equal(auto.z, ref.z)
-        assert (auto.n_iter, auto.rho, auto.solver) == (ref.n_iter, ref.rho, ref.solver)
+    assert len(stages["default"]) == 2 and stages["default"][1] > 0
+    for name in ("always", "half", "default", "tiny"):
         np.testing.assert_array_equal(runs[name].z, runs["never"].z)
         assert runs[name].n_iter == runs["never"].n_iter
         assert runs[name].rho == runs["never"].rho
         assert runs[name].objective == runs["never"].objective
+    for name in ("always", "half", "default"):
+        auto, ref = runs[name, "auto"], runs["never", "auto"]
+        np.testing.assert_array_equal(auto.z, ref.z)
+        assert (auto.n_iter, auto.rho, auto.solver) == (ref.n_iter, ref.rho, ref.solver)
