@@ -35,7 +35,7 @@ Usage::
 
     python benchmarks/bench_qp.py                # full grid, ~5 minutes
     python benchmarks/bench_qp.py --sizes 569    # one size
-    python benchmarks/bench_qp.py --scaling      # n <= 4000, ~10 minutes
+    python benchmarks/bench_qp.py --scaling      # n <= 4000, ~10 minutes + ~2 of cvxopt
     python benchmarks/bench_qp.py --scaling --full   # adds n = 8000
     python benchmarks/bench_qp.py --svmfda       # SVM-FDA C grid, ~10 s
     python benchmarks/bench_qp.py --psd          # check_psd_kernel / fit, ~1 minute
