@@ -66,6 +66,12 @@ RANK_RTOL = 1e-10
 # SMO polish.
 _SNAP = 1e-9
 
+# rank_exceeds factors principal submatrices of at least this many rows with
+# LAPACK (one BLAS thread): 0.03 s against 0.17 s for the row-wise loop at
+# n = 8000. Below, the loop: OpenBLAS's first BLAS-3 call touches ~3 MB of work
+# buffers, more than a whole SVC fit adds at n = 1000.
+_LAPACK_FROM = 512
+
 # The IPM stops without converging when its merit (the largest of the scaled gap
 # and residuals), once below _STALL_MERIT, has not improved for _STALL_STEPS steps
 # or has grown 100-fold; it then returns its best iterate.
@@ -112,15 +118,18 @@ def _pivoted_cholesky(K, rtol, r_max):
 
 @njit(cache=True)
 def _is_symmetric(K):
-    """``K == K'`` exactly (blocked, stops at the first mismatch; NaN is not)."""
+    """``K == K'`` exactly (64 x 64 tiles, stops after the first tile with a
+    mismatch; NaN is not). Branch-free within a tile: ~20% faster at n = 8000."""
     n = K.shape[0]
     b = 64
     for i0 in range(0, n, b):
         for j0 in range(0, i0 + 1, b):
+            ok = True
             for i in range(i0, min(i0 + b, n)):
                 for j in range(j0, min(j0 + b, i)):
-                    if not K[i, j] == K[j, i]:
-                        return False
+                    ok &= K[i, j] == K[j, i]
+            if not ok:
+                return False
     return True
 
 
@@ -183,7 +192,24 @@ def rank_exceeds(K: np.ndarray, r_max: int) -> bool:
     S = np.floor(np.linspace(0.0, n - 1.0, m)).astype(np.int64)
     K = _numba_array(K, np.float64)
     # The symmetry check (O(n^2) reads) only once the Cholesky succeeded.
-    return bool(_cholesky_succeeds(K, S, t) and _is_symmetric(K))
+    return bool(_shifted_cholesky_succeeds(K, S, t) and _is_symmetric(K))
+
+
+def _shifted_cholesky_succeeds(K: np.ndarray, S: np.ndarray, t: float) -> bool:
+    """Whether ``K[S][:, S] - t I`` has a Cholesky factor; LAPACK from
+    :data:`_LAPACK_FROM` rows (any backward-stable Cholesky fits the rounding
+    allowance of :func:`rank_exceeds`)."""
+    m = S.shape[0]
+    if m < _LAPACK_FROM:
+        return bool(_cholesky_succeeds(K, S, t))
+    from scipy.linalg.lapack import dpotrf
+
+    A = np.asfortranarray(K[np.ix_(S, S)])
+    A.flat[:: m + 1] -= t
+    with _blas_one_thread():
+        L, info = dpotrf(A, lower=1, clean=0, overwrite_a=1)
+    # A NaN in K need not stop OpenBLAS's factorization; it reaches the diagonal.
+    return info == 0 and bool(np.all(np.isfinite(np.diagonal(L))))
 
 
 def low_rank_factor(K: np.ndarray, r_max: int) -> np.ndarray | None:

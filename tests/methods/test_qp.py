@@ -175,11 +175,15 @@ def test_low_rank_factor():
     assert low_rank_factor(pairwise_kernel(X, kernel="gaussian"), 5) is None
 
 
-def test_rank_certificate_is_sound_and_decides_full_rank():
+@pytest.mark.parametrize("lapack_from", [512, 2], ids=["loop", "lapack"])
+def test_rank_certificate_is_sound_and_decides_full_rank(monkeypatch, lapack_from):
     # The certificate may only say "rank > r_max" when the pivoted Cholesky it
     # replaces would run past r_max pivots; on full-rank kernels it must say so.
+    # Both factorizations of the certificate (row-wise loop, LAPACK) are checked.
+    import methods._qp._ipm as ipm
     from methods._qp._ipm import RANK_RTOL, _pivoted_cholesky
 
+    monkeypatch.setattr(ipm, "_LAPACK_FROM", lapack_from)
     X, _ = _data(3, n=160)
     decided = 0
     for sigma in (0.3, 1.0, 2.0, 4.0, 8.0, 16.0):
@@ -204,6 +208,11 @@ def test_rank_certificate_is_sound_and_decides_full_rank():
     K_asym = K.copy()
     K_asym[3, 150] += 1e-12
     assert not rank_exceeds(K_asym, 20)
+    # A NaN off the diagonal, in a sampled row and column: no certificate.
+    S = np.floor(np.linspace(0.0, 159.0, 21)).astype(int)
+    K_nan = K.copy()
+    K_nan[S[5], S[9]] = K_nan[S[9], S[5]] = np.nan
+    assert not rank_exceeds(K_nan, 20)
 
 
 @pytest.mark.parametrize("eps", [None, 0.0])
