@@ -40,6 +40,7 @@ Usage::
     python benchmarks/bench_qp.py --svmfda       # SVM-FDA C grid, ~10 s
     python benchmarks/bench_qp.py --psd          # check_psd_kernel / fit, ~1 minute
     python benchmarks/bench_qp.py --scorer       # inner-search scorer, Table I cells
+    python benchmarks/bench_qp.py --rank         # auto's rank check / fit, ~1 minute
 """
 
 from __future__ import annotations
@@ -423,6 +424,67 @@ def psd_check(sizes: list[int], repeats: int) -> int:
     return 0 if ok else 1
 
 
+def _loop_rank_check(K: np.ndarray, r_max: int) -> bool:
+    """``rank_exceeds`` with its Cholesky as the row-wise numba loop at any size."""
+    import methods._qp._ipm as ipm
+
+    saved = ipm._LAPACK_FROM
+    ipm._LAPACK_FROM = K.shape[0] + 2
+    try:
+        return ipm.rank_exceeds(K, r_max)
+    finally:
+        ipm._LAPACK_FROM = saved
+
+
+def _rank_timings(n: int, repeats: int) -> dict[str, float] | None:
+    """Median times of the two certificates, the fit and SVC; None if they disagree."""
+    from methods._qp import csvm_dual
+    from methods._qp._ipm import rank_exceeds
+
+    K, y = scaling_data(n, "gaussian")
+    ys = np.where(y == y.max(), 1.0, -1.0)
+    r = n // 8
+    if _loop_rank_check(K, r) != rank_exceeds(K, r):
+        return None
+    svc = SVC(C=1000.0, kernel="precomputed")
+    fns = {
+        "loop": lambda: _loop_rank_check(K, r),
+        "lapack": lambda: rank_exceeds(K, r),
+        "fit": lambda: solve_box_qp(csvm_dual(K, ys, 1000.0)),
+        "svc": lambda: svc.fit(K, y),
+    }
+    return {k: v[0] for k, v in measure(fns, repeats).items()}
+
+
+def rank_check(sizes: list[int], repeats: int) -> int:
+    """The "auto" rank certificate (``rank_exceeds(K, n // 8)``) against the fit.
+
+    Gaussian kernel of the scaling section, C = 1000 (a dual whose first SMO
+    budget runs out, so "auto" checks the rank): the certificate with its
+    Cholesky as the row-wise numba loop ("loop") and as LAPACK's ``dpotrf``
+    ("lapack", the default from ``_LAPACK_FROM`` rows), the "auto" fit, and SVC.
+    Information only; the verdicts of the two factorizations must agree.
+    """
+    header = (
+        f"{'n':>5} {'loop s':>7} {'lapack s':>8} {'auto fit s':>10} {'SVC s':>7} "
+        f"{'loop/fit':>8} {'lapack/fit':>10}"
+    )
+    print(header)
+    print("-" * len(header))
+    for n in sizes:
+        t = _rank_timings(n, repeats)
+        if t is None:
+            print(f"{n:5d} the two factorizations disagree")
+            return 1
+        print(
+            f"{n:5d} {t['loop']:7.3f} {t['lapack']:8.3f} {t['fit']:10.3f} "
+            f"{t['svc']:7.3f} {t['loop'] / t['fit']:8.3f} "
+            f"{t['lapack'] / t['fit']:10.3f}",
+            flush=True,
+        )
+    return 0
+
+
 def svmfda_grid(repeats: int) -> int:
     """SVM-FDA over a C grid on one fold: transform reused vs rebuilt per C."""
     from methods.svm import SVMFDA, _estimators
@@ -609,6 +671,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--scorer", action="store_true", help="inner-search scorer on Table I cells"
     )
+    parser.add_argument(
+        "--rank", action="store_true", help="auto's rank certificate / fit (n >= 2000)"
+    )
     args = parser.parse_args(argv)
     if args.scorer:
         with threadpool_limits(limits=1):
@@ -621,6 +686,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.svmfda:
         with threadpool_limits(limits=1):
             return svmfda_grid(args.repeats)
+    if args.rank:
+        with threadpool_limits(limits=1):
+            Xw, yw = wdbc(200)
+            SVM(C=1.0).fit(Xw, yw)  # load the numba caches before any timing
+            sizes = args.scaling_sizes or [2000, 4000, 8000]
+            return rank_check(sizes, max(3, args.repeats // 2))
     if args.scaling:
         sizes = args.scaling_sizes or [*SCALING_SIZES, *([8000] if args.full else [])]
         with threadpool_limits(limits=1):
