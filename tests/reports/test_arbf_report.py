@@ -135,3 +135,31 @@ def test_an_override_with_a_plus_prefix_counts_as_stated():
         "config": {"method": {"score_rule": "vote", "weights": "distance"}},
     }
     assert unstated_differences(run, own) == ""
+
+
+def test_table_marks_follow_the_project_convention(table):
+    # † outside and not listed, ‡ outside and listed (README; every other table).
+    from reports.arbf import DISPLAY, METHODS
+
+    known = pd.read_csv(KNOWN_DIVERGENCES, dtype=str).fillna("")
+    known = known[(known.paper == "arbf") & (known.artifact == "table1")]
+    listed = set(zip(known.dataset, known.method))
+    md = (GENERATED_DIR / "arbf" / "table1.md").read_text().splitlines()
+    header = next(ln for ln in md if ln.startswith("| dataset |"))
+    columns = [c.strip() for c in header.strip("|").split("|")]
+    assert columns[1:] == [DISPLAY[m] for m in METHODS]
+    rows = {}
+    for ln in md[md.index(header) + 2 :]:
+        if not ln.startswith("| "):
+            break  # the end of Table 1 (the claim and check tables follow)
+        cells = [c.strip() for c in ln.strip("|").split("|")]
+        rows[cells[0]] = cells[1:]
+    marked = 0
+    for r in table.itertuples():
+        cell = rows[r.dataset][METHODS.index(r.method)]
+        outside = r.status == "ok" and not r.within_1std
+        expected = ("‡" if (r.dataset, r.method) in listed else "†") if outside else ""
+        got = "‡" if cell.endswith("‡") else "†" if cell.endswith("†") else ""
+        assert got == expected, (r.dataset, r.method, cell)
+        marked += bool(got)
+    assert marked == int((~table.within_1std & (table.status == "ok")).sum())
