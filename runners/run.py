@@ -255,10 +255,19 @@ def _require_pairwise(estimator: Any, kernel_name: str) -> None:
 
     from sklearn.utils import get_tags
 
+    name = type(estimator).__name__
+    if "kernel" not in estimator.get_params(deep=False):
+        raise ValueError(
+            f"{name} is given the precomputed Gram matrix of kernel {kernel_name!r} "
+            f"but has no `kernel` parameter, which the runner sets to 'precomputed'. "
+            f"Give {name}.__init__ a `kernel` argument (stored as self.kernel) and "
+            "set tags.input_tags.pairwise = (self.kernel == 'precomputed') in its "
+            "__sklearn_tags__, as scikit-learn's SVC does, or run it with "
+            "kernel=none to give it the features."
+        )
     probe = copy.copy(estimator)  # the tag follows kernel="precomputed", set later
     probe.set_params(kernel="precomputed")
     if not get_tags(probe).input_tags.pairwise:
-        name = type(estimator).__name__
         raise ValueError(
             f"{name} is given the precomputed Gram matrix of kernel {kernel_name!r} "
             "but does not declare it pairwise, so cross-validation would slice only "

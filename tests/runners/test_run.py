@@ -283,6 +283,22 @@ def test_a_gram_matrix_goes_only_to_a_pairwise_estimator():
     assert est.kernel == "precomputed" and K.shape == (12, 12)
 
 
+def test_a_gram_matrix_needs_a_kernel_parameter_and_says_so():
+    from sklearn.base import BaseEstimator, ClassifierMixin
+
+    from runners.run import build_input
+
+    class NoKernel(ClassifierMixin, BaseEstimator):
+        def __init__(self, C=1.0):
+            self.C = C
+
+    X = np.random.default_rng(0).normal(size=(12, 3))
+    kcfg = {"name": "linear", "kernel": "linear", "degree": 1, "sigma": 1.0,
+            "normalize": None}  # fmt: skip
+    with pytest.raises(ValueError, match="no `kernel` parameter.*kernel=none"):
+        build_input(NoKernel(), X, kcfg, False)
+
+
 def test_a_method_of_ones_own_is_keyed_by_its_file(tmp_path, monkeypatch):
     from runners.run import key_config
 
