@@ -599,10 +599,32 @@ def last_commit_date(path: Path) -> str:
     )
 
 
-def record_stats(results: Path, experiment: str | None) -> dict[str, Any]:
-    """Wall time and code versions of the finished records of ``experiment``."""
+def _paper_methods(paper: str) -> frozenset[str] | None:
+    """The methods a paper publishes numbers for; None if its CSV names none."""
+    path = PUBLISHED / f"{paper}.csv"
+    if not path.exists():
+        return None
+    df = pd.read_csv(path)
+    return frozenset(df["method"].astype(str)) if "method" in df.columns else None
+
+
+def record_stats(
+    results: Path, experiment: str | None, paper: str | None = None
+) -> dict[str, Any]:
+    """Wall time and code versions of the finished records of ``experiment``.
+
+    Only what reproducing the artifact runs counts: the experiment's own config
+    (:func:`reports.records.is_own_run`; a check or variant run with other overrides
+    does not), and, when the paper's published CSV names methods, only those (a
+    method of a user's own, run in the same sweep, does not).
+    """
+    from reports.records import experiment_choices, is_own_run, sweep_keys
+
     if not experiment or not (results / experiment).exists():
         return {}
+    keys = sweep_keys(experiment)
+    choices = experiment_choices(experiment)
+    methods = _paper_methods(paper) if paper else None
     total, n, versions, started, finished = 0.0, 0, Counter(), [], []
     for path in (results / experiment).rglob("*.json"):
         if path.name.startswith(".tmp-"):
@@ -612,6 +634,10 @@ def record_stats(results: Path, experiment: str | None) -> dict[str, Any]:
         except (OSError, ValueError):
             continue
         if rec.get("status") not in ("ok", "skip"):
+            continue
+        if keys is not None and is_own_run(rec, keys, choices) is False:
+            continue
+        if methods is not None and str(rec.get("method")) not in methods:
             continue
         n += 1
         # a resumed run's wall time is its last process's; its resumed splits' own
@@ -702,7 +728,7 @@ def summarize(
         )
         s.page = f"{paper.key}/{art.key}.html"
     if results is not None:
-        st = record_stats(results, art.experiment)
+        st = record_stats(results, art.experiment, paper.key)
         if st:
             s.records = st["records"]
             s.code_versions = st["code_versions"]

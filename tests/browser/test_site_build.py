@@ -114,3 +114,35 @@ def test_unknown_table_layout_is_shown_as_it_is(tmp_path) -> None:
     index = site.build_site(tmp_path / "site", generated=gen)
     page = (index.parent / "other" / "table1.html").read_text()
     assert page.count('class="cell-row"') == 2
+
+
+def test_wall_time_counts_only_the_artifacts_own_runs(tmp_path) -> None:
+    # A user's own method run in the sweep, and a variant (a check run with other
+    # overrides), share the experiment's folder but are not part of reproducing it.
+    import json
+
+    folder = tmp_path / "mlsvm_table1" / "wdbc"
+    folder.mkdir(parents=True)
+    runs = {
+        "own": (["dataset=wdbc", "method=svm", "kernel=linear"], "svm", 10.0),
+        "variant": (["method=svm", "kernel.normalize=null"], "svm", 20.0),
+        "mine": (["dataset=wdbc", "method=mine", "kernel=linear"], "mine", 40.0),
+    }
+    for name, (overrides, method, wall) in runs.items():
+        (folder / f"{name}.json").write_text(
+            json.dumps(
+                {
+                    "status": "ok",
+                    "method": method,
+                    "overrides": overrides,
+                    "wall_seconds": wall,
+                    "started": "2026-01-01T00:00:00+00:00",
+                    "finished": "2026-01-01T00:00:10+00:00",
+                    "provenance": {"code_version": "abc"},
+                }
+            )
+        )
+    st = site.record_stats(tmp_path, "mlsvm_table1", "mlsvm")
+    assert (st["records"], st["job_seconds"]) == (1, 10.0)
+    # without a paper, a user's method counts (no published method list to test)
+    assert site.record_stats(tmp_path, "mlsvm_table1")["job_seconds"] == 50.0
