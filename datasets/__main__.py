@@ -57,7 +57,7 @@ def _status(spec: DatasetSpec, mirror: Path, cache_dir: Path) -> str:
         if locate(f, mirror=mirror, cache_dir=cache_dir).path is None
     ]
     if absent:
-        return f"missing: no copy of {', '.join(absent)} (see `load` error)"
+        return f"missing: no copy of {', '.join(absent)} (--check says where to get it)"
     if spec.is_standin:
         return f"stand-in for {', '.join(spec.standin_for)}"
     return "available"
