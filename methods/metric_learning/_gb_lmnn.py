@@ -130,6 +130,16 @@ def gb_lmnn_loss(
 class GBLMNN(TransformerMixin, BaseEstimator):
     """Gradient-boosted LMNN (Kedem et al. 2012), a non-linear metric learner.
 
+    arbf (K-GB-LMNN) gives no equation for GB-LMNN; Sec. 2 describes it in words
+    (a non-linear ``phi`` with distance ``||phi(x_i) - phi(x_j)||_2``, an ensemble
+    of multivariate regression trees grown by gradient boosting [10] "that
+    minimizes the original LMNN objective function in the function space") and
+    Sec. 5 says it ran the authors' code, with kNN on top. The loss boosted is that
+    LMNN objective as lmnnmkl writes it in eq. 18 (without the kernel weights P,
+    ``gamma = push_weight``), with ``d^2(x_i, x_j) = ||phi(x_i) - phi(x_j)||^2``.
+    The method is arbf's reference [9]: Kedem, Tyree, Weinberger, Sha and
+    Lanckriet, "Non-linear metric learning", NIPS 25, 2012, pp. 2582-2590.
+
     Parameters
     ----------
     n_neighbors : int, default=3

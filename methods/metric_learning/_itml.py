@@ -129,6 +129,16 @@ def itml_solve_python(
 class ITML(TransformerMixin, BaseEstimator):
     """Information-theoretic metric learning (Davis et al. 2007), kdml's baseline [4].
 
+    kdml gives no equation for ITML; Sec. 1 (Related Work) and Sec. 5 describe it
+    in words: a kernelized method "based on minimizing the Kullback-Leibler
+    divergence between two distributions", one of the two kernelized baselines of
+    the experiments. The method is Davis, Kulis, Jain, Sra and Dhillon,
+    "Information-theoretic metric learning", ICML 2007 (its LogDet problem and
+    Bregman projections: module docstring). the kdml text has no reference
+    list; [4] is identified by the name ITML. Cf. lmnnmkl Sec. 2 (text before
+    eq. 2): the kernelized ITML metric ``M = I + Phi(X)^T S Phi(X)`` is the
+    optimal form ``M_l = eta_h I + Phi_l(X)^T A_l Phi_l(X)`` with ``eta_h = 1``.
+
     Parameters
     ----------
     gamma : float

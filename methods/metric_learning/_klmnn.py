@@ -17,7 +17,16 @@ KPCA_KERNELS = ("gaussian", "linear")
 
 
 class KPCAMap(TransformerMixin, BaseEstimator):
-    """Kernel PCA onto ``n_components`` centred principal components.
+    """Kernel PCA onto ``n_components`` centred principal components (kdml Fig. 3).
+
+    The KPCA map of kdml Sec. 5, Fig. 3, and the first step of :class:`KLMNN`. kdml
+    gives no equation for KPCA; Sec. 5 describes it in words: "KPCA's
+    2-dimensional principal subspace was identified based on 10% of the available
+    training data ... and the test points were projected onto that subspace", and
+    Sec. 1 (Related Work) names the KPCA-based kernelization of [3]. Kernel PCA is
+    Schoelkopf, Smola and Mueller, "Nonlinear component analysis as a kernel
+    eigenvalue problem", Neural Computation 1998 (computed here by scikit-learn's
+    ``KernelPCA``).
 
     Parameters
     ----------
@@ -66,6 +75,17 @@ class KPCAMap(TransformerMixin, BaseEstimator):
 
 class KLMNN(TransformerMixin, BaseEstimator):
     """Kernel LMNN as kdml's reference [3]: KPCA, then the project's LMNN.
+
+    kdml gives no equation for KLMNN; Sec. 1 (Related Work: "a Kernel Principal
+    Component Analysis (KPCA)-based kernelized algorithm is developed in [3], such
+    that many DML methods, such as LMNN, can be kernelized") and Sec. 5 (one of the
+    two kernelized baselines) describe it in words. The LMNN step minimizes the
+    LMNN objective as lmnnmkl writes it in eq. 18 (without the kernel weights P),
+    on the KPCA coordinates (:class:`KPCAMap`). Reference [3] is Chatpatanasiri,
+    Korsrilabutr, Tangchanachaianan and Kijsirikul, "A new kernelization framework
+    for Mahalanobis distance learning algorithms" (the "KPCA trick"),
+    Neurocomputing 2010 (earlier version: arXiv:0804.1441); kdml's file has no
+    reference list, so [3] is identified by that description.
 
     Parameters
     ----------

@@ -27,6 +27,14 @@ def _sq_dists(A: np.ndarray, B: np.ndarray) -> np.ndarray:
 class MetricKNN(ClassifierMixin, BaseEstimator):
     r"""k-nearest-neighbour classifier in the space of a learned metric.
 
+    None of the five papers gives an equation for the kNN rule (the vote among the
+    ``k`` nearest); lmnnmkl Sec. 6 ("we used 1-NN for classification"), kdml Sec. 5
+    and arbf Sec. 5 (K-Raw, K-LMNN, K-GB-LMNN: kNN with ``k`` by model selection)
+    describe it in words. The distances it ranks are the learned metrics those
+    papers give: lmnnmkl eq. 2 (``d_A^2`` on the kernel map; eq. 5/7 with kernel
+    weights, eq. 13 for NR-LMNN-MKL), and kdml eq. 10 and eq. 18, which kdml Sec. 5
+    names as the metrics its KNN classifier uses.
+
     Parameters
     ----------
     metric_learner : estimator with ``fit(X, y)`` and ``transform(X)``, default=None

@@ -247,6 +247,13 @@ class LMNNSingleKernel(_KernelBankLMNN):
     the protocol's inner folds (conf/method/lmnn_mkl_cv.yaml); outside it, wrap this
     estimator in ``GridSearchCV(..., {"kernel_index": range(m)}, cv=2)``.
 
+    The paper gives no equation for LMNN-MKL_CV or its kernel selection; Sec. 6
+    describes it in words (and Sec. 1 the single-kernel CV approach). For a chosen
+    kernel ``l`` it solves the single-kernel problem of eq. 3 on the kernel map of
+    eq. 2, ``d_A^2 = (K^i_l - K^j_l)^T A (K^i_l - K^j_l)``, with h = LMNN, i.e.
+    eq. 18 with ``mu`` fixed to the l-th unit vector (``P = e_l e_l^T``, a vertex
+    of the simplex of eq. 4; ``kernel_weights_``); then 1-NN (Sec. 6).
+
     Parameters
     ----------
     kernel_index : int, default=0
