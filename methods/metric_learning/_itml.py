@@ -134,7 +134,7 @@ class ITML(TransformerMixin, BaseEstimator):
     divergence between two distributions", one of the two kernelized baselines of
     the experiments. The method is Davis, Kulis, Jain, Sra and Dhillon,
     "Information-theoretic metric learning", ICML 2007 (its LogDet problem and
-    Bregman projections: module docstring). the kdml text has no reference
+    Bregman projections: module docstring). The kdml text has no reference
     list; [4] is identified by the name ITML. Cf. lmnnmkl Sec. 2 (text before
     eq. 2): the kernelized ITML metric ``M = I + Phi(X)^T S Phi(X)`` is the
     optimal form ``M_l = eta_h I + Phi_l(X)^T A_l Phi_l(X)`` with ``eta_h = 1``.

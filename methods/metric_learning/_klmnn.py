@@ -84,7 +84,7 @@ class KLMNN(TransformerMixin, BaseEstimator):
     on the KPCA coordinates (:class:`KPCAMap`). Reference [3] is Chatpatanasiri,
     Korsrilabutr, Tangchanachaianan and Kijsirikul, "A new kernelization framework
     for Mahalanobis distance learning algorithms" (the "KPCA trick"),
-    Neurocomputing 2010 (earlier version: arXiv:0804.1441); kdml's file has no
+    Neurocomputing 2010 (earlier version: arXiv:0804.1441); the kdml text has no
     reference list, so [3] is identified by that description.
 
     Parameters
