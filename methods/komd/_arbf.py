@@ -213,9 +213,13 @@ class ARBF(ClassifierMixin, BaseEstimator):
     validation_auc_ : (T+1,) AUC on ``eval_set`` per iteration, or None.
     objective_path_ : (T+1,) game value Q(beta_t, gamma_{t}) per iteration.
     objective_ : eq. 2 at the final (beta, gamma).
+    dual_coef_ : (1, n) ``y_i gamma_i`` of the final KOMD (on K_{beta_T});
+    support_ : samples with ``gamma_i > 0`` there; intercept_ : (1,) its bias
+    (``intercept_path_[-1]``). The SVM family's shapes, one problem.
     constant_features_ : indices of features constant on the training data (they
         do not change K_beta; their beta is reported but has no effect).
-    n_iter_, converged_ (every SMO converged), n_clipped_.
+    n_iter_ (T), n_smo_iter_, converged_ (every SMO converged), fit_status_ (0 if
+    converged_, 1 if a gamma step stopped at max_iter), n_clipped_.
     """
 
     paper_name = "ARBF"
@@ -338,11 +342,16 @@ class ARBF(ClassifierMixin, BaseEstimator):
         self.validation_auc_ = np.array(va_auc) if Xv is not None else None
         self.beta_ = beta
         self.gamma_ = gamma
-        self.intercept_ = bs[-1]
+        # the final KOMD in the SVM family's shapes (methods/README.md); the
+        # decision is computed from the paths, as the staged ones
+        self.dual_coef_ = (ys * gamma)[None, :]
+        self.support_ = np.flatnonzero(self.dual_coef_[0] != 0.0)
+        self.intercept_ = np.array([bs[-1]])
         self.objective_ = komd_objective(K, ys, self.lam, gamma)
         self.n_iter_ = T
         self.n_smo_iter_ = n_smo
         self.converged_ = bool(converged)
+        self.fit_status_ = 0 if self.converged_ else 1
         self.n_clipped_ = n_clipped
         return self
 

@@ -162,8 +162,27 @@ class KOMD(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     Attributes
     ----------
-    classes_, n_features_in_, gamma_ (n_train,), dual_coef_ (``y * gamma``),
-    intercept_, objective_ (eq. 2 at ``gamma_``), n_iter_, converged_.
+    classes_ : ndarray of shape (2,)
+    gamma_ : ndarray of shape (n_train,)
+        The adversary's distribution of eq. 2 (one simplex per class); not a
+        kernel width.
+    dual_coef_ : ndarray of shape (1, n_train)
+        ``y_i gamma_i`` (as the SVM family's ``y_i alpha_i``, one problem).
+    support_ : ndarray of int
+        Training samples with ``gamma_i > 0``.
+    intercept_ : ndarray of shape (1,)
+        The midpoint bias ``b`` (module docstring).
+    objective_ : float
+        Eq. 2 at ``gamma_``.
+    n_iter_ : int
+        SMO pair updates.
+    converged_ : bool
+    fit_status_ : int
+        0 if the SMO reached ``tol``, 1 if it stopped at ``max_iter`` (as the SVM
+        family's).
+    n_features_in_ : int
+    X_fit_ : ndarray of shape (n_train, n_features)
+        Training data (absent with ``kernel="precomputed"``).
     """
 
     paper_name = "KOMD"
@@ -238,12 +257,16 @@ class KOMD(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
                 stacklevel=2,
             )
         self.gamma_ = gamma
-        self.dual_coef_ = ys * gamma
-        f = K @ self.dual_coef_
-        self.intercept_ = -0.5 * float(gamma @ f)
+        coef = ys * gamma
+        f = K @ coef
+        # one problem, in the SVM family's shapes (methods/README.md)
+        self.dual_coef_ = coef[None, :]
+        self.intercept_ = np.array([-0.5 * float(gamma @ f)])
+        self.support_ = np.flatnonzero(coef != 0.0)
         self.objective_ = komd_objective(K, ys, self.lam, gamma)
         self.n_iter_ = n_iter
         self.converged_ = converged
+        self.fit_status_ = 0 if converged else 1
         return self
 
     def decision_function(self, X) -> np.ndarray:
@@ -259,7 +282,7 @@ class KOMD(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
             Kt = X
         else:
             Kt = self._gram(X, self.X_fit_)
-        return Kt @ self.dual_coef_ + self.intercept_
+        return Kt @ self.dual_coef_[0] + self.intercept_[0]
 
     def predict(self, X) -> np.ndarray:
         d = self.decision_function(X)

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import roc_auc_score
 
 from methods.komd import ARBF, KOMD, anisotropic_rbf, feature_correlation, solve_komd
@@ -126,6 +127,28 @@ def test_staged_decisions_and_recorded_paths():
     np.testing.assert_allclose(staged[-1], m.decision_function(Xv))
     assert m.beta_path_.shape == (8, 5) and m.validation_auc_.shape == (8,)
     assert m.validation_auc_[3] == pytest.approx(roc_auc_score(yv, staged[2]))
+
+
+def test_fitted_attributes_are_the_final_komds():
+    # methods/README.md: the SVM family's shapes, one problem: KOMD on K_{beta_T}
+    X, y = _data(50, 4)
+    m = ARBF(lam=0.2, beta0=0.5, mu=10.0, tau=10.0, n_iter=3).fit(X, y)
+    assert m.dual_coef_.shape == (1, 50) and m.intercept_.shape == (1,)
+    np.testing.assert_array_equal(m.dual_coef_[0], y * m.gamma_path_[-1])
+    np.testing.assert_array_equal(m.intercept_, m.intercept_path_[-1:])
+    np.testing.assert_array_equal(m.support_, np.flatnonzero(m.gamma_ > 0))
+    assert m.converged_ and m.fit_status_ == 0
+    K = anisotropic_rbf(X, X, m.beta_)
+    np.testing.assert_allclose(
+        m.decision_function(X), K @ m.dual_coef_[0] + m.intercept_[0], rtol=1e-13
+    )
+
+
+def test_gamma_step_stopped_at_max_iter_sets_fit_status():
+    X, y = _data(50, 4)
+    with pytest.warns(ConvergenceWarning, match="max_iter"):
+        m = ARBF(lam=0.0, n_iter=1, max_iter=1).fit(X, y)
+    assert not m.converged_ and m.fit_status_ == 1
 
 
 def test_validation_part_with_one_class_is_refused():

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import roc_auc_score
 
 from methods.kernels import pairwise_kernel
@@ -65,6 +66,26 @@ def test_decision_is_the_dual_expansion_with_midpoint_bias():
     f = K @ (y * m.gamma_)
     mid = 0.5 * (m.gamma_[y > 0] @ f[y > 0] + m.gamma_[y < 0] @ f[y < 0])
     np.testing.assert_allclose(m.decision_function(K), f - mid)
+
+
+def test_fitted_attributes_have_the_svm_family_shapes():
+    # methods/README.md: one problem, dual_coef_ (1, n_train), intercept_ (1,)
+    _, y, K = _problem(40, 6)
+    m = KOMD(lam=0.1, kernel="precomputed").fit(K, y)
+    assert m.dual_coef_.shape == (1, 40) and m.intercept_.shape == (1,)
+    np.testing.assert_array_equal(m.dual_coef_[0], y * m.gamma_)
+    np.testing.assert_array_equal(m.support_, np.flatnonzero(m.gamma_ > 0))
+    assert m.converged_ and m.fit_status_ == 0
+    np.testing.assert_array_equal(
+        m.decision_function(K), K @ m.dual_coef_[0] + m.intercept_[0]
+    )
+
+
+def test_smo_stopped_at_max_iter_sets_fit_status():
+    _, y, K = _problem(60, 7)
+    with pytest.warns(ConvergenceWarning, match="max_iter"):
+        m = KOMD(lam=0.0, kernel="precomputed", max_iter=1).fit(K, y)
+    assert not m.converged_ and m.fit_status_ == 1
 
 
 @pytest.mark.parametrize("lam", [-0.1, 1.5])
