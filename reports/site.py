@@ -601,10 +601,12 @@ def last_commit_date(path: Path) -> str:
 
 def _paper_methods(paper: str) -> frozenset[str] | None:
     """The methods a paper publishes numbers for; None if its CSV names none."""
-    path = PUBLISHED / f"{paper}.csv"
-    if not path.exists():
+    from reports.records import load_published
+
+    try:
+        df = load_published(paper)
+    except FileNotFoundError:
         return None
-    df = pd.read_csv(path)
     return frozenset(df["method"].astype(str)) if "method" in df.columns else None
 
 

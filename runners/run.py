@@ -259,7 +259,7 @@ def _require_pairwise(estimator: Any, kernel_name: str) -> None:
     if "kernel" not in estimator.get_params(deep=False):
         raise ValueError(
             f"{name} is given the precomputed Gram matrix of kernel {kernel_name!r} "
-            f"but has no `kernel` parameter, which the runner sets to 'precomputed'. "
+            "but has no `kernel` parameter, which the runner sets to 'precomputed'. "
             f"Give {name}.__init__ a `kernel` argument (stored as self.kernel) and "
             "set tags.input_tags.pairwise = (self.kernel == 'precomputed') in its "
             "__sklearn_tags__, as scikit-learn's SVC does, or run it with "
