@@ -335,7 +335,7 @@ def table1(
     **_: object,
 ) -> Path:
     """Write table1.{md,tex,csv}, claims.csv, fig2.{png,pdf} and fig2_curves.csv."""
-    out_dir = output_dir("arbf", out_dir)
+    out_dir = output_dir("arbf", out_dir, variants=variants)
     records = load_records(results_root, EXPERIMENT, variants=variants)
     t = table1_frame(records)
     if (t.status == "ok").sum() == 0:

@@ -6,10 +6,14 @@ guards here, before it writes its first byte:
 - :func:`require_store`: the result folder exists and holds records of the experiment;
   otherwise a :class:`ReportError` names the folder, what was expected there and the
   command that fills it.
-- :func:`guard_table`: a table under ``reports/generated`` is replaced only by one with
-  at least as many filled cells. A partial sweep (``dataset=sonar,wdbc``) gives a
-  :class:`ReportError` that lists the missing cells and points to ``--out DIR``; any
-  folder outside ``reports/generated`` is the user's to overwrite.
+- :func:`guard_table`: a table under ``reports/generated`` is replaced only by one in
+  which every cell filled before is still filled, with as many runs. A partial sweep
+  (``dataset=sonar,wdbc``) gives a :class:`ReportError` that lists the missing cells
+  and points to ``--out DIR``; any folder outside ``reports/generated`` is the
+  user's to overwrite.
+- :func:`output_dir` refuses ``--variants`` into ``reports/generated``: runs with
+  overrides (a smoke protocol, another normalization) would replace the numbers of
+  the experiment's own config under the same name.
 
 A writer's pattern::
 
@@ -34,12 +38,25 @@ class ReportError(ValueError):
     """A report cannot be built as asked; the message names the folder and the fix."""
 
 
-def output_dir(paper: str, out_dir: str | Path | None) -> Path:
+def output_dir(
+    paper: str, out_dir: str | Path | None, *, variants: bool = False
+) -> Path:
     """``out_dir`` if given (``kml-report --out``), else ``reports/generated/<paper>``.
 
+    ``variants`` (``kml-report --variants``: runs with command-line overrides fill
+    the table, the newest run per cell) is refused into ``reports/generated``: the
+    committed tables hold the experiment's own config, and a smoke or other variant
+    run would replace their numbers under the same name, with as many cells.
     Read at call time, so tests can point :data:`GENERATED_DIR` at a copy.
     """
-    return Path(out_dir) if out_dir is not None else GENERATED_DIR / paper
+    out = Path(out_dir) if out_dir is not None else GENERATED_DIR / paper
+    if variants and is_guarded(out):
+        raise ReportError(
+            f"--variants fills the table from runs with command-line overrides, "
+            f"which must not replace the committed tables in {out}; pass --out DIR "
+            "to write it elsewhere. Nothing was written."
+        )
+    return out
 
 
 def _hint_for(root: Path, experiment: str) -> str:
@@ -94,11 +111,48 @@ def require_store(results_root: str | Path, experiment: str) -> Path:
     return base
 
 
-def ok_cells(frame: pd.DataFrame) -> int:
-    """Filled cells of a long table with a ``status`` column: those with status ok."""
-    if frame.empty or "status" not in frame.columns:
-        return 0
-    return int((frame["status"] == "ok").sum())
+#: Columns that name a cell, in the order they are used when a frame has them.
+CELL_KEY = ("artifact", "kernel", "dataset", "method")
+
+Filled = Callable[[pd.DataFrame], "dict[tuple, float]"]
+
+
+def filled_cells(
+    key: Sequence[str] | None = None,
+    weight: str | None = None,
+    status: str | None = "status",
+) -> Filled:
+    """How a frame's filled cells are counted: ``{cell key: amount}``.
+
+    A row is filled when its ``status`` column says ok (every row when the frame
+    has no such column, or ``status=None``: a claim's held / not held is not a run
+    status); its cell is named by the ``key`` columns (default: those of
+    :data:`CELL_KEY` the frame has) and it is worth its ``weight`` column (runs or
+    experiments pooled in it), or 1.
+    """
+
+    def count(frame: pd.DataFrame) -> dict[tuple, float]:
+        if frame.empty:
+            return {}
+        if status is not None and status in frame.columns:
+            frame = frame[frame[status] == "ok"]
+        cols = list(key) if key is not None else [
+            c for c in CELL_KEY if c in frame.columns
+        ]
+        amounts = frame[weight] if weight else pd.Series(1.0, index=frame.index)
+        if not cols:  # no column names a cell: only their number can be compared
+            return {(): float(amounts.sum())} if len(frame) else {}
+        out: dict[tuple, float] = {}
+        for cell, amount in zip(
+            frame[cols].itertuples(index=False, name=None), amounts
+        ):
+            out[cell] = out.get(cell, 0.0) + float(amount)
+        return out
+
+    return count
+
+
+ok_cells = filled_cells()
 
 
 def is_guarded(path: Path) -> bool:
@@ -113,31 +167,46 @@ def is_guarded(path: Path) -> bool:
 def guard_table(
     path: str | Path,
     new: pd.DataFrame,
-    filled: Callable[[pd.DataFrame], int] = ok_cells,
+    filled: Filled = ok_cells,
     missing: Sequence[str] = (),
 ) -> None:
-    """Refuse to replace a committed table with one that has fewer filled cells.
+    """Refuse to replace a committed table unless every filled cell stays filled.
 
-    ``path`` is the table's CSV; ``filled`` counts the filled cells of a frame (the
-    new one, and the committed CSV read back); ``missing`` names the cells the new
+    ``path`` is the table's CSV; ``filled`` maps a frame to its filled cells and
+    what each holds (:func:`filled_cells`; applied to the new frame and to the
+    committed CSV read back). Refused when a cell that is filled in the committed
+    table is missing from the new one or holds less (fewer runs): fewer cells, or
+    as many with one swapped for another. ``missing`` names the cells the new
     table lacks, for the message. Outside ``reports/generated`` nothing is refused.
     """
     path = Path(path)
     if not is_guarded(path) or not path.exists():
         return
-    before = filled(pd.read_csv(path))
-    after = filled(new)
-    if after >= before:
+    old_cells = filled(pd.read_csv(path))
+    new_cells = filled(new)
+    lost = [
+        cell for cell, amount in old_cells.items() if new_cells.get(cell, 0.0) < amount
+    ]
+    if not lost:
         return
-    listed = ""
-    if missing:
-        listed = (
-            f" Missing: {', '.join(missing[:8])}"
-            f"{f' and {len(missing) - 8} more' if len(missing) > 8 else ''}."
+    before, after = sum(old_cells.values()), sum(new_cells.values())
+    names = list(missing) or [
+        "/".join(str(v) for v in cell)
+        + (
+            f" ({new_cells.get(cell, 0.0):g} of {old_cells[cell]:g})"
+            if new_cells.get(cell, 0.0)
+            else ""
         )
+        for cell in lost
+    ]
+    listed = (
+        f" Missing: {', '.join(names[:8])}"
+        f"{f' and {len(names) - 8} more' if len(names) > 8 else ''}."
+    )
     raise ReportError(
-        f"refusing to overwrite {path}: it has {before} filled cells and the records "
-        f"give {after} (a partial sweep?).{listed} Write this table elsewhere with "
+        f"refusing to overwrite {path}: it has {before:g} filled cells and the "
+        f"records give {after:g}, {len(lost)} of its filled cells not filled as "
+        f"before (a partial sweep?).{listed} Write this table elsewhere with "
         "--out DIR, run the missing cells, or delete the committed file first if the "
         "smaller table is intended. Nothing was written."
     )

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from reports.guard import guard_table, output_dir
+from reports.guard import filled_cells, guard_table, output_dir
 from reports.records import load_records
 from reports.render import markdown_table, write_csv, write_text
 
@@ -646,7 +646,7 @@ def report(
     Every table is computed and checked against the committed one (never fewer
     cells) before any file is written, so a refused report leaves the old one whole.
     """
-    out_dir = output_dir(OUT, out_dir)
+    out_dir = output_dir(OUT, out_dir, variants=variants)
     claims: list[dict] = []
     sources = []
     wave_filled = False
@@ -668,8 +668,13 @@ def report(
             sources.append(f"- {name}: no finished runs of `{exp}`")
             continue
         summ = summary(acc)
-        # never fewer (dataset, method) cells than the committed figure's table
-        guard_table(out_dir / f"{name}.csv", summ, filled=len)
+        # every (dataset, method) cell of the committed figure's table, with as
+        # many runs (a reduced 5-run figure must not replace the 20-run one)
+        guard_table(
+            out_dir / f"{name}.csv",
+            summ,
+            filled=filled_cells(("dataset", "method"), weight="runs"),
+        )
         wave = any("kdml_fig2_wave" in f for f in filled)
         wave_filled |= wave
         figures.append((name, title, summ, acc, WAVE_NOTE if wave else ""))
@@ -696,7 +701,11 @@ def report(
     except (FileNotFoundError, ValueError) as exc:
         sources.append(f"- figs. 3-4: no records of `{fig3}` ({exc})")
     cl = pd.DataFrame(claims, columns=["training", "claim", "status", "numbers"])
-    guard_table(out_dir / "claims.csv", cl, filled=len)
+    guard_table(
+        out_dir / "claims.csv",
+        cl,
+        filled=filled_cells(("training", "claim"), status=None),
+    )
     # every check passed: write
     for name, title, summ, acc, note in figures:
         write_figure(summ, name, title, out_dir, note)

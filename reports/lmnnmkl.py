@@ -407,6 +407,7 @@ def _report(
     variants: bool,
     out_dir: str | Path | None = None,
 ):
+    output_dir(PAPER, out_dir, variants=variants)  # refused before any work
     records = load_records(results, f"{PAPER}_{artifact}", variants=variants)
     cells, weights = build_cells(records, artifact, mcnemar_method=mcnemar_method)
     return write_report(cells, weights, artifact, out_dir)

@@ -83,7 +83,7 @@ def table1(
     ``variants=True`` also uses runs with command-line overrides (e.g. a smoke
     protocol); by default only runs of the experiment's own config fill the table.
     """
-    out_dir = output_dir("mlsvm", out_dir)
+    out_dir = output_dir("mlsvm", out_dir, variants=variants)
     records, t, md = _error_table(
         results_root, "table1", "Table I", TABLE1_NOTES, mcnemar_method, ("fda",),
         variants,
@@ -220,7 +220,7 @@ def table2(
     """
     from methods.kernels import bank20
 
-    out_dir = output_dir("mlsvm", out_dir)
+    out_dir = output_dir("mlsvm", out_dir, variants=variants)
     records, t, md = _error_table(
         results_root, "table2", "Table II", TABLE2_NOTES, mcnemar_method,
         variants=variants,

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from reports.error_tables import published_dataset_names
-from reports.guard import ReportError, guard_table, output_dir
+from reports.guard import ReportError, filled_cells, guard_table, output_dir
 from reports.records import load_published, load_records, sweep_params
 from reports.render import markdown_table, write_csv, write_text
 from reports.stats import pearson, wilcoxon_rank_sum, wilcoxon_signed_rank
@@ -139,13 +139,6 @@ def fig2(exp: pd.DataFrame, out_dir: Path) -> None:
     plt.close(fig)
 
 
-def n_experiments(table: pd.DataFrame) -> int:
-    """Filled cells of Table 1: the (original, donor, split) experiments it pools."""
-    if table.empty or "n_experiments" not in table.columns:
-        return 0
-    return int(table.n_experiments.sum())
-
-
 def missing_pairs(exp: pd.DataFrame) -> list[str]:
     """``original+donor`` of the sweep's pairs without any experiment."""
     params = sweep_params("wrbf_table1") or {}
@@ -172,7 +165,7 @@ def table1(
 
     ``variants=True`` also uses runs with command-line overrides of the experiment.
     """
-    out_dir = output_dir("wrbf", out_dir)
+    out_dir = output_dir("wrbf", out_dir, variants=variants)
     records = load_records(results_root, "wrbf_table1", variants=variants)
     exp = experiments_frame(records)
     if exp.empty:
@@ -184,7 +177,10 @@ def table1(
     t = table1_frame(exp)
     c = claims(exp)
     guard_table(
-        out_dir / "table1.csv", t, filled=n_experiments, missing=missing_pairs(exp)
+        out_dir / "table1.csv",
+        t,
+        filled=filled_cells(("dataset",), weight="n_experiments"),
+        missing=missing_pairs(exp),
     )
     write_csv(out_dir / "table1.csv", t.round(4))
     write_csv(out_dir / "experiments.csv", exp.round(6))

@@ -245,6 +245,45 @@ def test_guard_counts_filled_cells(tmp_path, monkeypatch):
     guard_table(outside, pd.DataFrame({"status": []}))  # --out elsewhere: free
 
 
+def test_guard_refuses_a_swapped_cell(tmp_path, monkeypatch):
+    """As many filled cells, but one committed cell lost: refused, and named."""
+    monkeypatch.setattr(guard, "GENERATED_DIR", tmp_path)
+    path = tmp_path / "mlsvm" / "table1.csv"
+    path.parent.mkdir()
+    committed = pd.DataFrame(
+        {
+            "kernel": ["linear"] * 3,
+            "dataset": ["sonar", "wdbc", "ovarian"],
+            "method": ["svmm"] * 3,
+            "status": ["ok", "ok", "not run"],
+        }
+    )
+    committed.to_csv(path, index=False)
+    swapped = committed.assign(status=["error", "ok", "ok"])
+    with pytest.raises(ReportError, match="1 of its filled cells.*linear/sonar/svmm"):
+        guard_table(path, swapped)
+    guard_table(path, committed.assign(status=["ok", "ok", "ok"]))  # more: fine
+
+
+def test_guard_weighs_cells_by_their_runs(tmp_path, monkeypatch):
+    """kdml's figures: a cell with fewer runs (a reduced 5-run figure) is refused."""
+    from reports.guard import filled_cells
+
+    monkeypatch.setattr(guard, "GENERATED_DIR", tmp_path)
+    path = tmp_path / "kdml" / "fig1.csv"
+    path.parent.mkdir()
+    committed = pd.DataFrame(
+        {"dataset": ["pima", "iono"], "method": ["knn", "knn"], "runs": [20, 20]}
+    )
+    committed.to_csv(path, index=False)
+    runs = filled_cells(("dataset", "method"), weight="runs")
+    with pytest.raises(ReportError, match=r"pima/knn \(5 of 20\)"):
+        guard_table(path, committed.assign(runs=[5, 20]), filled=runs)
+    guard_table(path, committed, filled=runs)
+    # the row count alone (the old rule) would have let it through
+    guard_table(path, committed.assign(runs=[5, 20]), filled=filled_cells(()))
+
+
 def test_failed_runs_are_named(partial_results, tmp_path, capsys, generated):
     """A store whose runs failed is not a full table either; the failures are named."""
     results = tmp_path / "results"
