@@ -238,10 +238,11 @@ def build_error_table(
         )
     cells["lowest"] = False
     cells["published_lowest"] = False
-    for (_, _), grp in cells.groupby(["kernel", "dataset"], sort=False):
-        if grp.status.eq("ok").any():
-            best = grp.reproduced_pct.min()
-            cells.loc[grp.index[grp.reproduced_pct == best], "lowest"] = True
+    # Both counts over the same cells: the reproduced ones (a row with no reproduced
+    # cell, or a method not run in it, would credit only the published side).
+    for (_, _), grp in cells[ok].groupby(["kernel", "dataset"], sort=False):
+        best = grp.reproduced_pct.min()
+        cells.loc[grp.index[grp.reproduced_pct == best], "lowest"] = True
         best_pub = grp.published_pct.min()
         cells.loc[grp.index[grp.published_pct == best_pub], "published_lowest"] = True
 

@@ -65,6 +65,23 @@ def test_table1_files(smoke_results, tmp_path):
     linear = scores[scores.kernel == "linear"].set_index("method")
     # three methods scored on one dataset: the scores add up to 3 pairs
     assert linear.reproduced_score[["svm", "svmm", "fda"]].sum() == 3.0
+    # "published (same cells)": the published winners of the reproduced cells only,
+    # not of the 100+ cells of the paper that this sweep did not run
+    assert not cells[cells.status != "ok"].published_lowest.any()
+    assert not cells[cells.status != "ok"].lowest.any()
+    published_best = sonar.published_pct[sonar.status == "ok"].min()
+    assert sonar[sonar.published_lowest].published_pct.tolist() == [published_best]
+
+
+def test_variants_never_write_into_the_committed_tables(smoke_results, tmp_path):
+    from reports.guard import GENERATED_DIR, ReportError
+
+    before = {p: p.stat().st_mtime_ns for p in GENERATED_DIR.rglob("*") if p.is_file()}
+    for out in (None, GENERATED_DIR / "mlsvm"):
+        with pytest.raises(ReportError, match="--variants .* pass --out DIR"):
+            table1(smoke_results, out_dir=out, variants=True)
+    after = {p: p.stat().st_mtime_ns for p in GENERATED_DIR.rglob("*") if p.is_file()}
+    assert after == before
 
 
 def test_a_store_of_variants_only_is_a_clear_error(smoke_results, tmp_path):
