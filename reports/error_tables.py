@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from reports.records import aligned_predictions, load_published
-from reports.stats import binomial_se, mcnemar_scores, within_se
+from reports.stats import mcnemar_scores, published_se_pct, within_se
 
 KNOWN_DIVERGENCES = Path(__file__).resolve().parent / "known_divergences.csv"
 
@@ -223,9 +223,8 @@ def build_error_table(
     ok = cells.status == "ok"
     cells["delta"] = cells.reproduced_pct - cells.published_pct
     cells["se_pct"] = np.nan
-    cells.loc[ok, "se_pct"] = 100 * binomial_se(
-        np.clip(cells.loc[ok, "published_pct"].to_numpy() / 100, 0, 1),
-        cells.loc[ok, "n"].to_numpy(),
+    cells.loc[ok, "se_pct"] = published_se_pct(
+        cells.loc[ok, "published_pct"].to_numpy(), cells.loc[ok, "n"].to_numpy()
     )
     for k in (1, 2):
         col = f"within_{k}se"

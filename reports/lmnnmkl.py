@@ -27,7 +27,12 @@ from reports.records import (
     load_records,
 )
 from reports.render import latex_table, markdown_table, write_csv, write_text
-from reports.stats import binomial_se, mcnemar_outcomes, mcnemar_scores, within_se
+from reports.stats import (
+    mcnemar_outcomes,
+    mcnemar_scores,
+    published_se_pct,
+    within_se,
+)
 
 PAPER = "lmnnmkl"
 OUT_DIR = GENERATED_DIR / PAPER
@@ -169,7 +174,7 @@ def build_cells(
                 else np.nan
             )
             se = (
-                100.0 * binomial_se(p["value"] / 100.0, n_distinct)
+                published_se_pct(p["value"], n_distinct)
                 if np.isfinite(n_distinct)
                 else np.nan
             )

@@ -40,6 +40,7 @@ __all__ = [
     "mcnemar_outcomes",
     "mcnemar_scores",
     "pearson",
+    "published_se_pct",
     "wilcoxon_rank_sum",
     "wilcoxon_signed_rank",
     "within_se",
@@ -440,6 +441,26 @@ def binomial_se(p: float | np.ndarray, n: int | np.ndarray) -> float | np.ndarra
     return float(se) if se.ndim == 0 else se
 
 
+def published_se_pct(
+    published_pct: float | np.ndarray, n: int | np.ndarray
+) -> float | np.ndarray:
+    r"""The SE band unit of :func:`within_se`, in percentage points.
+
+    :math:`100 \sqrt{p(1-p)/n}` of the published proportion ``published_pct / 100``
+    clipped to :math:`[1/(2n), 1 - 1/(2n)]`, so the SE a table prints beside a
+    published 0% or 100% is the one its within-SE verdict used. NaN stays NaN.
+    """
+    pub = np.asarray(published_pct, dtype=np.float64)
+    n_arr = np.asarray(n, dtype=np.float64)
+    if np.any(n_arr <= 0):
+        raise ValueError(f"n must be a positive number of instances; got {n}.")
+    half = 0.5 / n_arr
+    with np.errstate(invalid="ignore"):
+        p = np.clip(pub / 100.0, half, 1.0 - half)
+        se = 100.0 * np.sqrt(p * (1.0 - p) / n_arr)
+    return float(se) if se.ndim == 0 else se
+
+
 def within_se(
     reproduced_pct: float | np.ndarray,
     published_pct: float | np.ndarray,
@@ -478,13 +499,7 @@ def within_se(
     """
     rep = np.asarray(reproduced_pct, dtype=np.float64)
     pub = np.asarray(published_pct, dtype=np.float64)
-    n_arr = np.asarray(n, dtype=np.float64)
-    if np.any(n_arr <= 0):
-        raise ValueError(f"n must be a positive number of instances; got {n}.")
-    p = pub / 100.0
-    half = 0.5 / n_arr
+    band = k * np.asarray(published_se_pct(pub, n))
     with np.errstate(invalid="ignore"):
-        p = np.clip(p, half, 1.0 - half)
-        band = k * 100.0 * np.sqrt(p * (1.0 - p) / n_arr)
         out = np.abs(rep - pub) <= band
     return bool(out) if out.ndim == 0 else out

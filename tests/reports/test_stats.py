@@ -12,6 +12,7 @@ from reports.stats import (
     mcnemar_outcomes,
     mcnemar_scores,
     pearson,
+    published_se_pct,
     wilcoxon_rank_sum,
     wilcoxon_signed_rank,
     within_se,
@@ -331,6 +332,17 @@ def test_within_se_guards_zero_and_one():
     assert not within_se(2.0, 0.0, 100)
     assert within_se(99.0, 100.0, 100)
     assert not within_se(98.0, 100.0, 100)
+
+
+def test_printed_se_is_the_band_unit_of_within_se():
+    """A table prints the SE its verdict used, also beside a published 0% or 100%."""
+    assert published_se_pct(21.63, 208) == pytest.approx(100 * binomial_se(0.2163, 208))
+    for pub in (0.0, 100.0):
+        se = published_se_pct(pub, 100)
+        assert se == pytest.approx(100 * np.sqrt(0.005 * 0.995 / 100))
+        assert within_se(pub + (1 if pub == 0 else -1) * (2 * se - 1e-9), pub, 100)
+        assert not within_se(pub + (1 if pub == 0 else -1) * (2 * se + 1e-9), pub, 100)
+    assert np.isnan(published_se_pct(np.nan, 100))
 
 
 def test_within_se_vectorized_and_nan():
