@@ -153,6 +153,28 @@ class ErrorTable:
     not_comparable: dict[str, list[str]] = field(default_factory=dict)
 
 
+def grid_top(rec: dict[str, Any]) -> str:
+    """``"C=1000"`` when every outer fold selected the largest value of a grid.
+
+    A selection pinned to the grid's edge in all folds says the inner CV error
+    was lowest at the last value tried: the best setting may lie beyond the grid
+    the paper gives. Several parameters are joined with ``", "``; "" otherwise.
+    """
+    grid = (rec.get("config") or {}).get("grid") or {}
+    folds = rec.get("folds") or []
+    edges = []
+    for param, values in grid.items():
+        if not folds or len(values) < 2:
+            continue
+        try:
+            top = max(values)
+        except TypeError:  # a categorical grid has no edge
+            continue
+        if all((f.get("best_params") or {}).get(param) == top for f in folds):
+            edges.append(f"{param}={top:g}")
+    return ", ".join(edges)
+
+
 def build_error_table(
     records: Sequence[dict[str, Any]],
     paper: str,
@@ -209,6 +231,7 @@ def build_error_table(
                     "status": "not run" if rec is None else rec["status"],
                     "reason": "" if rec is None else rec.get("reason", ""),
                     "converged": None,
+                    "at_grid_top": "",
                     "known_divergence": known_reason.get((dpub, kernel, method), ""),
                 }
                 if rec is not None and rec["status"] == "ok":
@@ -217,6 +240,7 @@ def build_error_table(
                         reproduced_pct=rec["error_pct"],
                         n=n,
                         converged=bool(rec["converged"]),
+                        at_grid_top=grid_top(rec),
                     )
                 rows.append(row)
     cells = pd.DataFrame(rows)
@@ -396,6 +420,21 @@ def summary_lines(t: ErrorTable, exclude_methods: Sequence[str] = ()) -> list[st
         lines.append(f"- cells without a reproduced number: {len(missing)}")
     not_conv = ok[ok.converged == False]  # noqa: E712 (pandas element-wise)
     lines.append(f"- cells with a solver that did not converge (⚠): {len(not_conv)}")
+    edge = ok[ok.at_grid_top.fillna("").astype(str) != ""]
+    if len(edge):
+        listed = "; ".join(
+            f"{r.dataset} {t.names.get(r.method, r.method)} ({r.at_grid_top})"
+            for r in edge.itertuples()
+        )
+        lines.append(
+            f"- cells whose every outer fold selected the largest value of its grid "
+            f"(the inner CV error was lowest at the grid's edge; the best setting may "
+            f"lie beyond it): {len(edge)} of {len(ok)}: {listed}"
+        )
+    else:
+        lines.append(
+            "- cells whose every outer fold selected the largest value of its grid: 0"
+        )
     return lines
 
 

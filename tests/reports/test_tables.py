@@ -100,3 +100,17 @@ def test_fig2_is_redrawn_only_when_its_numbers_change(smoke_results, tmp_path):
     table1(smoke_results, out_dir=tmp_path, variants=True)
     assert png.stat().st_mtime_ns != drawn
     assert "sonar " not in times.read_text()
+
+
+def test_grid_top_flags_a_selection_pinned_to_the_grid_edge():
+    from reports.error_tables import grid_top
+
+    def rec(picks, grid=None):
+        grid = grid or {"C": [0.1, 1, 10, 100, 1000], "lam": [0.1, 1]}
+        return {"config": {"grid": grid}, "folds": [{"best_params": p} for p in picks]}
+
+    assert grid_top(rec([{"C": 1000, "lam": 1}] * 10)) == "C=1000, lam=1"
+    assert grid_top(rec([{"C": 1000, "lam": 0.1}] * 9 + [{"C": 100, "lam": 1}])) == ""
+    assert grid_top(rec([{"C": 1000}] * 3, {"C": [1000]})) == ""  # no grid to leave
+    assert grid_top(rec([{"k": "a"}] * 3, {"k": ["a", 1]})) == ""  # categorical
+    assert grid_top({"config": {}, "folds": []}) == ""
