@@ -11,10 +11,15 @@ Splits are independent: each draws its seeds from ``(dataset, seed, repetition,
 split)`` only, so a resumed run gives the record an uninterrupted one would (tested).
 The key does not cover what the run read from outside the code and config: the
 package versions and Python (a Ray job rerun on another node, an upgrade between the
-killed run and its resumption) and the data's content (``DATA_MIRROR``). So each
-checkpoint carries a ``stamp`` of those (:func:`environment_stamp`, plus a digest of
-the loaded data, :func:`data_digest`); one of another stamp is not mixed into this
-run's record, whose provenance names this process's versions.
+killed run and its resumption), the CPU kernels (:func:`cpu_kernels`: each BLAS
+library's kernel architecture and version, numpy's enabled CPU features, and the
+variables that choose them, ``OPENBLAS_CORETYPE`` and ``NPY_DISABLE_CPU_FEATURES``;
+an AVX-512 and an AVX2 machine give some cells other predictions, README) and the
+data's content (``DATA_MIRROR``). So each checkpoint carries a ``stamp`` of those
+(:func:`environment_stamp`, plus a digest of the loaded data, :func:`data_digest`);
+one of another stamp is not mixed into this run's record, whose provenance names
+this process's versions, and two cluster workers on different CPUs sharing a cell
+each compute their own splits rather than make a record matching neither machine.
 A checkpoint is a convenience, never a source of truth: one that cannot be read, or
 whose key, stamp or test indices differ from the split asked for, is ignored with a
 warning and the split recomputed. ``force=true`` recomputes every split: its stamp
@@ -28,6 +33,7 @@ checkpoint or none.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import logging
 import os
 import pickle
@@ -46,13 +52,66 @@ SUFFIX = ".splits"
 _TMP = ".tmp-"
 
 
+#: Environment variables that choose the CPU kernels: OpenBLAS's (e.g. ``Haswell``
+#: on an AVX-512 machine) and the SIMD loops numpy leaves out (README: together they
+#: made an AVX-512 machine give an AVX2 machine's predictions).
+KERNEL_ENV = ("OPENBLAS_CORETYPE", "NPY_DISABLE_CPU_FEATURES")
+#: Modules that load a BLAS of their own which the project's code calls (numpy's is
+#: loaded already): scipy's, and the one cvxopt bundles (its QP solver).
+_BLAS_MODULES = ("scipy.linalg", "cvxopt")
+
+
+def _numpy_cpu_features() -> list[str]:
+    """The CPU features numpy runs with: those of the machine it detected, less any
+    ``NPY_DISABLE_CPU_FEATURES`` turned off (both show as False)."""
+    try:
+        from numpy._core._multiarray_umath import __cpu_features__
+    except ImportError:  # numpy < 2
+        from numpy.core._multiarray_umath import __cpu_features__
+    return sorted(name for name, on in __cpu_features__.items() if on)
+
+
+def cpu_kernels() -> dict[str, Any]:
+    """Which CPU kernels this process computes with (not in the key or the versions).
+
+    ``blas``: ``internal_api``, ``version`` and ``architecture`` (the kernel OpenBLAS
+    or BLIS picked for this CPU) of every BLAS the code calls (numpy's, scipy's,
+    cvxopt's), from threadpoolctl; ``cpu_features``: numpy's enabled CPU features;
+    ``kernel_env``: the values of :data:`KERNEL_ENV` (None: unset).
+    """
+    from threadpoolctl import threadpool_info
+
+    # threadpoolctl lists loaded libraries only: each BLAS the code may call is
+    # loaded first, so that the list does not depend on what an earlier job of this
+    # worker process imported (a resumed run in a fresh process must match it)
+    for name in _BLAS_MODULES:
+        try:
+            importlib.import_module(name)
+        except ImportError:  # not installed: its BLAS cannot be called either
+            pass
+
+    fields = ("internal_api", "version", "architecture")
+    blas = {
+        tuple(str(lib.get(f)) for f in fields)
+        for lib in threadpool_info()
+        if lib.get("user_api") == "blas"
+    }
+    return {
+        "blas": [dict(zip(fields, lib)) for lib in sorted(blas)],
+        "cpu_features": _numpy_cpu_features(),
+        "kernel_env": {name: os.environ.get(name) for name in KERNEL_ENV},
+    }
+
+
 def environment_stamp() -> dict[str, Any]:
-    """What, besides the key, a split's numbers depend on: packages and Python."""
+    """What, besides the key, a split's numbers depend on: packages, Python and the
+    CPU kernels (:func:`cpu_kernels`)."""
     from runners import provenance  # looked up per call: tests patch the versions
 
     return {
         "packages": provenance.package_versions(),
         "python": platform.python_version(),
+        **cpu_kernels(),
     }
 
 

@@ -24,7 +24,7 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import DictConfig, OmegaConf
 
 from datasets._spec import PREPROCESSING_STEPS
-from runners.protocols import PROTOCOL_KINDS
+from runners.protocols import PROTOCOL_KINDS, train_size_problem
 
 PREPROCESS_SCOPES = ("dataset", "fold")
 
@@ -245,6 +245,10 @@ def _problems(cfg: DictConfig | Mapping[str, Any]) -> list[str]:
             0 < value < 1
         ):
             out.append(f"protocol.{key}={value!r}: must be a fraction in (0, 1)")
+    # whether it leaves a test part depends on the data: checked when split
+    problem = train_size_problem(p.get("train_size"))
+    if problem:
+        out.append(problem)
     for key, allowed in (
         ("kind", PROTOCOL_KINDS),
         ("preprocess", PREPROCESSING_STEPS),
@@ -401,9 +405,9 @@ def validate_config(cfg: DictConfig | Mapping[str, Any]) -> None:
 
     Checks what the schema's types cannot: the kernel (``degree`` an integer >= 1,
     ``sigma`` > 0, ``normalize`` known), the protocol (folds >= 2, repetitions >= 1,
-    fractions in (0, 1), the enum fields) and the grids (each value a non-empty
-    list). The runner builds the Gram matrix itself, so the estimator's own
-    parameter checks never see the kernel section.
+    fractions in (0, 1), ``train_size`` a count >= 1, the enum fields) and the
+    grids (each value a non-empty list). The runner builds the Gram matrix itself,
+    so the estimator's own parameter checks never see the kernel section.
     """
     problems = _problems(cfg)
     if not problems:  # a config with bad sections may not instantiate

@@ -48,6 +48,64 @@ class ProtocolError(ValueError):
     """The data cannot be split as the protocol asks; the message says how to fix it."""
 
 
+def train_size_problem(value: Any) -> str | None:
+    """Why ``protocol.train_size`` cannot be a training part's size, else None.
+
+    It is a count of training points (kdml Figs. 3-4: 100), an integer >= 1, or null
+    (``protocol.train_fraction`` decides); a fraction of the data is
+    ``train_fraction``'s, so a fractional value is refused with that advice rather
+    than truncated to 0. An integral float (``100.0``) is the count.
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer)):
+        return (
+            f"protocol.train_size={value!r}: must be a number of training points, "
+            "an integer >= 1 (or null: protocol.train_fraction decides)"
+        )
+    if isinstance(value, float) and not value.is_integer():
+        return (
+            f"protocol.train_size={value!r}: a number of training points, not a "
+            "fraction; to train on a fraction of the data, set "
+            "protocol.train_fraction (and protocol.train_size=null)"
+        )
+    if value < 1:
+        return (
+            f"protocol.train_size={value!r}: must be a number of training points >= 1 "
+            "(or null: protocol.train_fraction decides)"
+        )
+    return None
+
+
+def _n_test_of_train_size(
+    value: Any, y_pool: np.ndarray, stratified: bool, dataset: str, balanced: bool
+) -> int:
+    """The test part's size when ``protocol.train_size`` fixes the training part's.
+
+    Checked against the pool being split, which scikit-learn would otherwise refuse
+    in terms of the ``test_size`` the runner derives (``test_size=-292 should
+    be...``), naming neither the key nor the data.
+    """
+    problem = train_size_problem(value)
+    if problem:
+        raise ProtocolError(problem + ".")
+    n, pool = int(value), len(y_pool)
+    # a stratified split puts at least one point of every class on each side
+    low = len(np.unique(y_pool)) if stratified else 1
+    if not low <= n <= pool - low:
+        what = f"{pool} points" + (
+            " (after protocol.balance_classes)" if balanced else ""
+        )
+        raise ProtocolError(
+            f"protocol.train_size={n}: {dataset!r} has {what} to split, so the "
+            f"training part can have {low} to {pool - low} of them"
+            + (" (one of each class on each side)" if stratified else "")
+            + ". Set protocol.train_size in that range, or to null to split by "
+            "protocol.train_fraction."
+        )
+    return pool - n
+
+
 def _min_class_count(y: np.ndarray) -> tuple[Any, int]:
     classes, counts = np.unique(y, return_counts=True)
     i = int(np.argmin(counts))
@@ -93,7 +151,10 @@ def outer_splits(
             f_test = 1.0 - float(protocol["train_fraction"])
             n_test = int(np.floor(round(f_test * len(pool), 9)))
             if protocol.get("train_size") is not None:
-                n_test = len(pool) - int(protocol["train_size"])
+                n_test = _n_test_of_train_size(
+                    protocol["train_size"], y[pool], bool(protocol["stratified"]),
+                    dataset, bool(protocol.get("balance_classes")),
+                )
             split_cls = (
                 StratifiedShuffleSplit if protocol["stratified"] else ShuffleSplit
             )

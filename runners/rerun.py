@@ -11,8 +11,11 @@ entry keyed by a digest of all of these, pointing at its record
 (``<results>/.index/<experiment>/<digest>``, outside the folders reports read). A
 rerun whose jobs all have an entry whose record is finished prints the summary and
 stops before Hydra starts; anything else (a missing or unfinished record, an edited
-config file, ``force=true``, a flag, an override of ``paths`` or ``hydra``) takes
-the normal path, which composes and checks as before.
+config file, an edited method file of one's own, ``force=true``, a flag, an override
+of ``paths`` or ``hydra``) takes the normal path, which composes and checks as
+before. A method file outside the project's packages is not in the digest (the code
+version covers ``datasets/``, ``methods/`` and ``runners/`` only); a record keyed by
+one (``method_sources``) is taken only while that file's digest is unchanged.
 """
 
 from __future__ import annotations
@@ -125,6 +128,34 @@ def _sweep_jobs(experiment: str, argv: Sequence[str]) -> list[list[str]] | None:
     return [list(job) for batch in batches for job in batch]
 
 
+def _own_sources_changed(
+    record: dict[str, Any], digests: dict[str, str | None]
+) -> bool:
+    """Whether a method file of one's own that ``record`` was keyed by has changed.
+
+    Such a file (a ``_target_`` outside the versioned packages) is in the record's
+    key (``method_sources``, :func:`runners.run.key_config`) but not in
+    :func:`_setting_digest`, which sees only this project's code: edited, it makes
+    its jobs new ones, which the index would still point at the old records.
+    ``digests`` caches each target's current digest (``None``: not importable
+    now, which also counts as changed). Records of this project's methods have no
+    ``method_sources`` and cost nothing here.
+    """
+    config = record.get("config")
+    sources = config.get("method_sources") if isinstance(config, dict) else None
+    if not sources:
+        return False
+    from runners.provenance import outside_sources
+
+    for target, digest in sources.items():
+        if target not in digests:
+            # as key_config computes it, for this one target
+            digests[target] = outside_sources({"_target_": target}).get(target)
+        if digests[target] != digest:
+            return True
+    return False
+
+
 def cached_sweep(argv: Sequence[str]) -> bool:
     """Report a fully cached sweep and return True; False: run Hydra as usual."""
     experiments = [a.split("=", 1)[1] for a in argv if a.startswith("experiment=")]
@@ -146,6 +177,7 @@ def cached_sweep(argv: Sequence[str]) -> bool:
 
     results = Path(os.environ.get("KML_RESULTS", "results"))
     statuses: dict[str, int] = {}
+    digests: dict[str, str | None] = {}  # per target: a file is hashed once
     for job in jobs:
         try:
             entry = _index_path(results, experiment, job)
@@ -153,6 +185,8 @@ def cached_sweep(argv: Sequence[str]) -> bool:
         except (OSError, ValueError):
             return False
         if record is None or record.get("status") not in FINISHED:
+            return False
+        if _own_sources_changed(record, digests):
             return False
         statuses[record["status"]] = statuses.get(record["status"], 0) + 1
     from runners.callbacks import summarize

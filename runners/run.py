@@ -46,7 +46,13 @@ from runners.numba_cache import announce_compilation
 from runners.protocols import evaluate, fold_seed_parts, outer_splits
 from runners.provenance import code_version, now_iso, outside_sources, provenance
 from runners.split_claims import CellFinishedElsewhere, SplitClaims, shared_splits
-from runners.store import ResultStore, config_key
+from runners.store import (
+    FINISHED,
+    ResultStore,
+    UnstorableRecordError,
+    config_key,
+    nonfinite_results,
+)
 
 log = logging.getLogger("kml")
 register_configs()
@@ -380,14 +386,20 @@ def run_job_outcome(cfg: DictConfig) -> tuple[dict[str, Any], dict[str, Any]]:
         # this sweep that share the cell use each other's (runners.checkpoints)
         checkpoints.stamp["force"] = record["force_sweep"] = sweep_id()
 
-    def finished_elsewhere() -> bool:
-        # by a worker sharing the cell (runners.split_claims); under force, only a
-        # record of this sweep counts, not the one force replaces
-        done = store.finished(path)
-        return done is not None and (
+    def shared_finish(done: Mapping[str, Any]) -> bool:
+        # a record of a worker sharing the cell (runners.split_claims); under force,
+        # only one of this sweep counts, not the one force replaces
+        return done.get("status") in FINISHED and (
             not cfg.force or done.get("force_sweep") == record["force_sweep"]
         )
 
+    def finished_elsewhere() -> bool:
+        done = store.finished(path)
+        return done is not None and shared_finish(done)
+
+    # what the record says before the run: an error record that cannot hold the
+    # run's results is made of it (below)
+    identity = dict(record)
     try:
         announce_compilation(cfg.method)
         with threadpool_limits(limits=int(cfg.blas_threads)):
@@ -415,6 +427,16 @@ def run_job_outcome(cfg: DictConfig) -> tuple[dict[str, Any], dict[str, Any]]:
             reason=f"{type(exc).__name__}: {exc}",
             traceback=traceback.format_exc(),
         )
+    else:
+        bad = nonfinite_results(record)
+        if bad:
+            # JSON stores NaN/inf as null: an ok record would show a missing number
+            # where the run produced a wrong one (runners.store.RESULT_FIELDS)
+            record.update(
+                status="error",
+                reason=f"non-finite result (NaN or infinity) in {', '.join(bad)}; "
+                "stored as null",
+            )
     record["finished"] = now_iso()
     record["wall_seconds"] = time.perf_counter() - t_start
     if checkpoints.n_loaded:
@@ -423,7 +445,31 @@ def run_job_outcome(cfg: DictConfig) -> tuple[dict[str, Any], dict[str, Any]]:
         # (their own times are in folds)
         record["resumed_splits"] = checkpoints.n_loaded
         record["resumed_seconds"] = checkpoints.seconds_loaded
-    store.write(path, record)
+    try:
+        written = store.write(path, record, keep=shared_finish)
+    except UnstorableRecordError as exc:  # it names the file and the field
+        # the run's results cannot be stored, its failure can: recorded, rerun
+        log.error("%s %s: %s", data_label, label, exc)
+        record = {
+            **identity,
+            "status": "error",
+            "reason": f"{type(exc).__name__}: {exc}",
+            "traceback": traceback.format_exc(),
+            "finished": record["finished"],
+            "wall_seconds": record["wall_seconds"],
+        }
+        written = store.write(path, record, keep=shared_finish)
+    if not written:  # failed here, finished by a worker sharing the cell: kept
+        log.warning(
+            "%s %s: %s; the cell was finished by a worker sharing it",
+            data_label, label, record.get("reason", ""),
+        )
+        _remember(cfg, path)
+        outcome.update(status="cached", reason=SHARED)
+        _progress_line(
+            cfg, label, "cached", record["wall_seconds"], SHARED, outcome=outcome
+        )
+        return store.load(path), outcome
     if record["status"] in ("ok", "skip"):
         _remember(cfg, path)
         checkpoints.clear()

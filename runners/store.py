@@ -13,6 +13,16 @@ warning and never crashes a reader: the sweep renames it to ``<name>.corrupt`` a
 recomputes the run; reports (:meth:`ResultStore.records`, :func:`read_record`) skip
 it. Temporary files left by a killed writer are removed by the next write to their
 directory once they are older than :data:`ORPHAN_SECONDS`.
+
+JSON has no NaN or infinity. A non-finite float anywhere in a record (a diverged
+solver's ``objective``, an inner candidate's error) is stored as ``null``, except in
+a run's results (:data:`RESULT_FIELDS`: the error rate, the predictions and decision
+values reports compute AUC from, ...): there a ``null`` would pass a wrong number off
+as a missing one, so an ``ok`` record with one is refused
+(:class:`UnstorableRecordError`, naming the file and the field) and the runner
+records the run as an error instead (:func:`nonfinite_results`). An ``error`` record
+never replaces a finished one: a worker whose copy of a cell failed leaves the
+record of the worker that finished it (:meth:`ResultStore.write`).
 """
 
 from __future__ import annotations
@@ -24,7 +34,7 @@ import math
 import os
 import secrets
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -40,8 +50,33 @@ CORRUPT_SUFFIX = ".corrupt"
 ORPHAN_SECONDS = 600.0
 
 
+#: Where a run's record holds its results, not diagnostics (runners.run._record_of):
+#: the error rate, the predicted labels, the decision values (reports/arbf.py ranks
+#: them for the test AUC), the staged test AUCs, the 2-D test maps (reports/kdml.py)
+#: and a check estimator's measures (reports/mlsvm_checks.py). ``*``: every item of a
+#: list.
+RESULT_FIELDS: tuple[tuple[str, ...], ...] = (
+    ("error_pct",),
+    ("accuracy_pct",),
+    ("predictions", "y_pred"),
+    ("predictions", "decision"),
+    ("folds", "*", "staged_test_auc"),
+    ("folds", "*", "embedding"),
+    ("folds", "*", "solver", "check"),
+)
+
+
 class DamagedRecordError(ValueError):
     """A record file that is not a whole JSON record; the message names the file."""
+
+
+class UnstorableRecordError(ValueError, TypeError):
+    """A record the store cannot write; the message names the file and the field.
+
+    A value of a type JSON cannot hold (a ``TypeError``, as ``json.dump`` raises), or
+    a non-finite result in an ``ok`` record (a ``ValueError``): both, so that callers
+    catching either keep working.
+    """
 
 
 def read_record(path: str | os.PathLike) -> dict[str, Any] | None:
@@ -95,6 +130,105 @@ def config_key(config: Mapping[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+def _nonfinite(obj: Any) -> int:
+    """How many non-finite floats ``obj`` holds (in any nested list, dict, array)."""
+    if isinstance(obj, (float, np.floating)):
+        return 0 if math.isfinite(obj) else 1
+    if isinstance(obj, np.ndarray):
+        if obj.dtype.kind in "fc":
+            return int(np.count_nonzero(~np.isfinite(obj)))
+        return _nonfinite(obj.tolist()) if obj.dtype.kind == "O" else 0
+    if isinstance(obj, Mapping):
+        return sum(_nonfinite(v) for v in obj.values())
+    if isinstance(obj, (list, tuple)):
+        return sum(_nonfinite(v) for v in obj)
+    return 0
+
+
+def nonfinite_results(record: Mapping[str, Any]) -> list[str]:
+    """The result fields (:data:`RESULT_FIELDS`) of ``record`` holding NaN or inf.
+
+    Each as ``<field> (<n> non-finite)``, e.g. ``folds[3].staged_test_auc (1
+    non-finite)``; empty when every result is finite.
+    """
+    out: list[str] = []
+
+    def visit(node: Any, rest: tuple[str, ...], where: str) -> None:
+        if not rest:
+            n = _nonfinite(node)
+            if n:
+                out.append(f"{where} ({n} non-finite)")
+        elif rest[0] == "*":
+            if isinstance(node, (list, tuple)):
+                for i, item in enumerate(node):
+                    visit(item, rest[1:], f"{where}[{i}]")
+        elif isinstance(node, Mapping) and rest[0] in node:
+            sep = "." if where else ""
+            visit(node[rest[0]], rest[1:], f"{where}{sep}{rest[0]}")
+
+    for field in RESULT_FIELDS:
+        visit(record, field, "")
+    return out
+
+
+class _Unstorable(Exception):
+    """Raised inside :func:`_plain`; collects the field's path on its way out."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__(what)
+        self.what = what
+        self.path: list[str] = []
+
+    def field(self) -> str:
+        return "".join(reversed(self.path)).lstrip(".") or "(the record)"
+
+
+def _plain(obj: Any) -> Any:
+    """``obj`` in JSON's types, every non-finite float as ``None``.
+
+    ``json.dump`` never asks its ``default`` about a float (``np.float64`` is one),
+    so NaN has to go before it writes; a value of another type raises
+    :class:`_Unstorable` with the path of its field.
+    """
+    if obj is None or isinstance(obj, (str, bool)):
+        return obj
+    if isinstance(obj, (float, np.floating)):
+        return float(obj) if math.isfinite(obj) else None
+    if isinstance(obj, (int, np.integer)):
+        return int(obj)
+    if isinstance(obj, np.bool_):
+        return bool(obj)
+    if isinstance(obj, np.ndarray):
+        if obj.dtype.kind in "biu" or (
+            obj.dtype.kind == "f" and np.isfinite(obj).all()
+        ):
+            return obj.tolist()  # the common case, without a loop in Python
+        return _plain(obj.tolist())
+    if isinstance(obj, Path):
+        return str(obj)
+    if isinstance(obj, Mapping):
+        out: dict[Any, Any] = {}
+        key = None
+        try:
+            for key, value in obj.items():
+                # a NumPy key (a class label) as its Python value; json refuses it
+                out[key.item() if isinstance(key, np.generic) else key] = _plain(value)
+        except _Unstorable as exc:
+            exc.path.append(f".{key}")
+            raise
+        return out
+    if isinstance(obj, (list, tuple)):
+        items: list[Any] = []
+        try:
+            for value in obj:
+                items.append(_plain(value))
+        except _Unstorable as exc:
+            exc.path.append(f"[{len(items)}]")
+            raise
+        return items
+    raise _Unstorable(f"Cannot store {type(obj).__name__} in a result record")
+
+
 def _jsonable(obj: Any) -> Any:
     if isinstance(obj, np.integer):
         return int(obj)
@@ -107,6 +241,52 @@ def _jsonable(obj: Any) -> Any:
     if isinstance(obj, Path):
         return str(obj)
     raise TypeError(f"Cannot store {type(obj).__name__} in a result record.")
+
+
+def _is_finished(record: Mapping[str, Any]) -> bool:
+    return record.get("status") in FINISHED
+
+
+def _version(path: Path) -> tuple[int, int, int]:
+    st = path.stat()
+    return st.st_ino, st.st_mtime_ns, st.st_size  # a rename in: a new inode
+
+
+def _place_unless_kept(
+    tmp: Path, path: Path, keep: Callable[[Mapping[str, Any]], bool]
+) -> bool:
+    """Rename ``tmp`` to ``path`` unless the record there is one ``keep`` keeps.
+
+    Where no record is, a hard link places ``tmp`` without replacing one that
+    appeared meanwhile; where one is, it is judged and then replaced only if it is
+    still the same file (a finished record renamed in while it was read is judged
+    in its turn). What is left is the time between that last check and the rename.
+    """
+    while True:
+        try:
+            seen = _version(path)
+        except FileNotFoundError:
+            try:
+                os.link(tmp, path)  # fails if a record appeared since the check
+            except FileExistsError:
+                continue
+            except OSError:  # a file system without hard links
+                os.replace(tmp, path)
+            return True
+        try:
+            current = read_record(path)
+        except DamagedRecordError:
+            current = None
+        if current is not None and keep(current):
+            log.info("%s is finished: an unfinished record does not replace it", path)
+            return False
+        try:
+            if _version(path) != seen:
+                continue  # replaced while it was read: judge the new one
+        except FileNotFoundError:
+            continue
+        os.replace(tmp, path)
+        return True
 
 
 class ResultStore:
@@ -143,12 +323,57 @@ class ResultStore:
             return record
         return None
 
-    def write(self, path: Path, record: Mapping[str, Any]) -> None:
+    def write(
+        self,
+        path: Path,
+        record: Mapping[str, Any],
+        keep: Callable[[Mapping[str, Any]], bool] | None = None,
+    ) -> bool:
         """Write ``record`` atomically (temp file + fsync + rename), mode 0666 & ~umask.
 
         Concurrent writers of one path each use their own temp file; the last
-        rename wins and the record is always whole.
+        rename wins and the record is always whole, with one exception: a record
+        that is not finished (``error``) never replaces one that is, so a worker
+        whose copy of a shared cell failed cannot undo the worker that finished
+        it. Non-finite floats are stored as ``null`` (see the module docstring).
+
+        Parameters
+        ----------
+        path : Path
+            The record's file (:meth:`path`).
+        record : mapping
+            The record; NumPy scalars and arrays are stored as JSON numbers/lists.
+        keep : callable, optional
+            For an unfinished ``record``: which existing records it must leave in
+            place (default: every finished one). ``force=true`` passes one that
+            keeps only its own sweep's, so a failed recomputation still replaces
+            the record it was asked to redo.
+
+        Returns
+        -------
+        bool
+            False when ``record`` was not written because the record in place is
+            one ``keep`` keeps.
+
+        Raises
+        ------
+        UnstorableRecordError
+            A value JSON cannot hold, or a non-finite result in an ``ok`` record;
+            the message names the file and the field. The record in place stays.
         """
+        if record.get("status") == "ok" and (bad := nonfinite_results(record)):
+            raise UnstorableRecordError(
+                f"result record {path}: non-finite result in {', '.join(bad)}; an ok "
+                "record would show it as null (record the run as an error)"
+            )
+        try:
+            text = json.dumps(_plain(record), indent=1, allow_nan=False)
+        except _Unstorable as exc:
+            raise UnstorableRecordError(
+                f"result record {path}: field {exc.field()}: {exc.what}"
+            ) from None
+        except (TypeError, ValueError) as exc:  # e.g. a dict key json refuses
+            raise UnstorableRecordError(f"result record {path}: {exc}") from exc
         path.parent.mkdir(parents=True, exist_ok=True)
         remove_orphans(path.parent)
         tmp = path.parent / f"{TMP_PREFIX}{os.getpid()}-{secrets.token_hex(6)}.json"
@@ -156,13 +381,15 @@ class ResultStore:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(record, fh, default=_jsonable, indent=1, allow_nan=False)
+                fh.write(text)
                 fh.flush()
                 os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
+            if record.get("status") in FINISHED:
+                os.replace(tmp, path)  # a finished record replaces any other
+                return True
+            return _place_unless_kept(tmp, path, keep or _is_finished)
+        finally:
+            tmp.unlink(missing_ok=True)  # renamed: nothing; else the failed write's
 
     def records(self, experiment: str) -> Iterator[dict[str, Any]]:
         """Every readable record of ``experiment``, each with its ``_path``.

@@ -28,6 +28,8 @@ from runners.run import compose_config, key_config
         ("protocol.val_fraction=0", "protocol.val_fraction=0.0: must be a fraction"),
         ("protocol.outer_folds=1", "protocol.outer_folds=1: must be an integer >= 2"),
         ("protocol.repetitions=0", "protocol.repetitions=0: must be an integer >= 1"),
+        ("protocol.train_size=0", "protocol.train_size=0: must be a number of train"),
+        ("protocol.train_size=-5", "protocol.train_size=-5: must be a number of tra"),
         ("protocol.refit_on=train", "protocol.refit_on='train' needs protocol.kind"),
         # the estimator's own parameter constraints, for its config and its grid
         ("search.grids.default.C=[1,-1]",
@@ -44,6 +46,21 @@ def test_bad_values_are_refused_when_composed(override, message):
     with pytest.raises(ConfigError) as err:
         compose_config(["dataset=sonar", "method=svm", override])
     assert message in str(err.value)
+
+
+def test_a_fractional_train_size_from_a_plain_config_points_to_train_fraction():
+    """The schema types train_size as a count (Hydra refuses 0.5 when composing); a
+    plain mapping handed to validate_config is checked the same way."""
+    from omegaconf import OmegaConf
+
+    cfg = OmegaConf.to_container(
+        compose_config(["dataset=sonar", "method=svm"]), resolve=True
+    )
+    cfg["protocol"]["train_size"] = 0.5
+    with pytest.raises(ConfigError, match=r"train_size=0\.5: .*protocol\.train_fr"):
+        validate_config(cfg)
+    cfg["protocol"]["train_size"] = 100
+    validate_config(cfg)
 
 
 @pytest.mark.parametrize(

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
-from runners.protocols import balanced_subsample, outer_splits
+from runners.protocols import ProtocolError, balanced_subsample, outer_splits
 
 PROTOCOL = {
     "kind": "repeated_splits",
@@ -40,6 +41,39 @@ def test_train_size_overrides_the_fraction():
     y = _y()
     splits = outer_splits(y, {**PROTOCOL, "train_size": 12}, "toy", 0)
     assert all(len(tr) == 12 and len(te) == 78 for _, _, tr, te in splits)
+
+
+@pytest.mark.parametrize(
+    "train_size,balance,message",
+    [
+        # the pool is 90 points after balancing (3 classes x 30), 200 without
+        (90, True, "'toy' has 90 points (after protocol.balance_classes) to split"),
+        (500, False, "'toy' has 200 points to split, so the training part can have"),
+        (200, False, "can have 3 to 197 of them (one of each class on each side)"),
+        (2, False, "can have 3 to 197"),
+        (0, False, "protocol.train_size=0: must be a number of training points >= 1"),
+        (0.5, False, "not a fraction; to train on a fraction of the data, set "
+                     "protocol.train_fraction"),
+    ],
+)
+def test_a_train_size_the_pool_cannot_meet_names_the_key_and_the_pool(
+    train_size, balance, message
+):
+    """Not scikit-learn's 'test_size=-292 should be either positive...'."""
+    p = {**PROTOCOL, "balance_classes": balance, "train_size": train_size}
+    with pytest.raises(ProtocolError, match="protocol.train_size") as err:
+        outer_splits(_y(), p, "toy", 0)
+    assert message in str(err.value)
+
+
+def test_train_size_bounds_are_the_pool_less_one_per_class():
+    p = {**PROTOCOL, "balance_classes": False, "repetitions": 1}
+    for n in (3, 197):
+        ((_, _, tr, te),) = outer_splits(_y(), {**p, "train_size": n}, "toy", 0)
+        assert len(tr) == n and len(te) == 200 - n
+    unstratified = {**p, "stratified": False, "train_size": 199}
+    ((_, _, tr, te),) = outer_splits(_y(), unstratified, "toy", 0)
+    assert len(tr) == 199 and len(te) == 1
 
 
 def test_unbalanced_default_is_unchanged():

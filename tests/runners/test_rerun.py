@@ -133,3 +133,38 @@ def test_job_digest_follows_overrides_env_and_config_files(monkeypatch, tmp_path
 def test_fast_path_declines(argv, tmp_path, monkeypatch):
     monkeypatch.setenv("KML_RESULTS", str(tmp_path))
     assert rerun.cached_sweep(argv) is False
+
+
+def test_fast_path_declines_once_a_method_file_of_ones_own_is_edited(
+    tmp_path, monkeypatch
+):
+    """Such a file is in the record's key (method_sources) but not in the setting
+    digest: edited, its jobs are new ones, and the old records must not be taken."""
+    from runners.run import compose_config, key_config
+    from runners.store import ResultStore, config_key
+
+    own = tmp_path / "own_method_rerun.py"
+    own.write_text("from methods import SVM as Own\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("KML_RESULTS", str(tmp_path / "results"))
+    rerun._setting_digest.cache_clear()
+    argv = [
+        "experiment=mlsvm_table1",
+        "dataset=sonar",
+        "method=svm",
+        "kernel=linear",
+        "method._target_=own_method_rerun.Own",
+    ]
+    store = ResultStore(tmp_path / "results")
+    for job in rerun._sweep_jobs("mlsvm_table1", argv):
+        kc = key_config(compose_config(job))
+        assert "method_sources" in kc
+        path = store.path("mlsvm_table1", "sonar", "svm[kernel=linear]", config_key(kc))
+        store.write(path, {"status": "ok", "key": config_key(kc), "config": kc})
+        rerun.remember(tmp_path / "results", "mlsvm_table1", job, path)
+    assert rerun.cached_sweep(argv) is True
+    own.write_text("from methods import SVM as Own  # edited: other numbers\n")
+    assert rerun.cached_sweep(argv) is False
+    own.write_text("from methods import SVM as Own\n")  # as the records were made
+    assert rerun.cached_sweep(argv) is True
+    rerun._setting_digest.cache_clear()

@@ -172,6 +172,104 @@ def test_checkpoints_of_other_package_versions_are_recomputed(results, monkeypat
     assert len(computed) == len(rec["folds"])
 
 
+def _other_blas_kernel(monkeypatch) -> None:
+    import threadpoolctl
+
+    real = threadpoolctl.threadpool_info
+    monkeypatch.setattr(
+        threadpoolctl,
+        "threadpool_info",
+        lambda: [
+            {**lib, "architecture": "Haswell"} if lib["user_api"] == "blas" else lib
+            for lib in real()
+        ],
+    )
+
+
+def _numpy_without_avx512(monkeypatch) -> None:
+    import runners.checkpoints as checkpoints
+
+    real = checkpoints._numpy_cpu_features
+    monkeypatch.setattr(
+        checkpoints,
+        "_numpy_cpu_features",
+        lambda: [f for f in real() if "512" not in f and f != "X86_V4"] + ["AVX2"],
+    )
+
+
+@pytest.mark.parametrize(
+    "other_machine,stamp_key",
+    [
+        (_other_blas_kernel, "blas"),
+        (_numpy_without_avx512, "cpu_features"),
+        (lambda mp: mp.setenv("OPENBLAS_CORETYPE", "Haswell"), "kernel_env"),
+        (lambda mp: mp.setenv("NPY_DISABLE_CPU_FEATURES", "X86_V4"), "kernel_env"),
+    ],
+)
+def test_checkpoints_of_other_cpu_kernels_are_recomputed(
+    results, monkeypatch, caplog, other_machine, stamp_key
+):
+    """README: the CPU (AVX-512 vs AVX2, i.e. the BLAS kernel and numpy's SIMD
+    loops) and OPENBLAS_CORETYPE / NPY_DISABLE_CPU_FEATURES change some predictions;
+    two workers on different CPUs sharing a cell would otherwise make a record
+    matching neither machine."""
+    _killed_run_leaves_two_checkpoints(monkeypatch, results)
+    other_machine(monkeypatch)
+    computed = _count_splits_computed(monkeypatch)
+    with caplog.at_level("WARNING", logger="kml.checkpoints"):
+        rec = run_job(compose_config(CELL))
+    assert rec["status"] == "ok" and "resumed_splits" not in rec
+    assert len(computed) == len(rec["folds"])
+    why = f"written with other {stamp_key}"
+    assert sum(why in r.message for r in caplog.records) == 2
+
+
+def test_the_cpu_kernel_stamp_names_blas_and_numpy_features():
+    import numpy as np
+    from threadpoolctl import threadpool_info
+
+    from runners.checkpoints import environment_stamp
+
+    stamp = environment_stamp()
+    assert stamp == environment_stamp()  # stable: a resumed run matches its own
+    blas = [lib for lib in threadpool_info() if lib["user_api"] == "blas"]
+    assert {b["architecture"] for b in stamp["blas"]} == {
+        str(lib.get("architecture")) for lib in blas
+    }
+    assert {b["internal_api"] for b in stamp["blas"]} == {
+        lib["internal_api"] for lib in blas
+    }
+    if np.lib.NumpyVersion(np.__version__) >= "2.0.0":
+        from numpy._core._multiarray_umath import __cpu_features__
+
+        enabled = sorted(k for k, v in __cpu_features__.items() if v)
+        assert stamp["cpu_features"] == enabled
+    assert set(stamp["kernel_env"]) == {"OPENBLAS_CORETYPE", "NPY_DISABLE_CPU_FEATURES"}
+
+
+def test_the_cpu_kernel_stamp_does_not_depend_on_earlier_imports():
+    """threadpoolctl lists loaded libraries only, and cvxopt bundles an OpenBLAS of
+    its own: a worker that ran a cvxopt method before must stamp as a fresh process
+    resuming the cell does."""
+    import json
+    import subprocess
+    import sys
+
+    import cvxopt  # noqa: F401  (as an earlier job of this process would)
+
+    from runners.checkpoints import cpu_kernels
+
+    code = (
+        "import json; from runners.checkpoints import cpu_kernels; "
+        "print(json.dumps(cpu_kernels()))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert json.loads(out.stdout) == cpu_kernels()
+
+
 def test_checkpoints_of_other_data_are_recomputed(results, monkeypatch):
     """The data's content is not in the key (DATA_MIRROR, datasets/registry.yaml):
     a split computed on other data is not mixed into this run's record."""

@@ -38,7 +38,7 @@ def test_failed_write_keeps_previous_record(tmp_path):
 def test_nan_is_refused(tmp_path):
     store = ResultStore(tmp_path)
     path = store.path("exp", "d", "m", "k")
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="error_pct"):
         store.write(path, {"status": "ok", "error_pct": float("nan")})
 
 
@@ -185,3 +185,125 @@ def test_racing_writers_of_one_cell_all_succeed_leaving_one_record(tmp_path):
     record = json.loads(path.read_text())
     assert record["status"] == "ok" and record["i"] == 29
     assert [p.name for p in path.parent.iterdir()] == [path.name]
+
+
+# ------------------------------------------------------- non-finite values --
+def test_non_finite_diagnostics_are_stored_as_null(tmp_path):
+    """json.dump never asks ``default`` about a float: NaN in np.float64, in an
+    array, or a plain float used to abort the write with no field named."""
+    store = ResultStore(tmp_path)
+    path = store.path("exp", "d", "m", "k")
+    store.write(
+        path,
+        {
+            "status": "ok",
+            "error_pct": 1.5,
+            "folds": [
+                {
+                    "solver": {"objective": np.float64("nan"), "n_iter": np.int64(3)},
+                    "inner_mean_test_error": {"C=1": float("inf"), "C=10": 0.25},
+                    "kernel_weights": np.array([0.5, np.nan, -np.inf]),
+                    "scale": np.float32("nan"),
+                }
+            ],
+        },
+    )
+    fold = json.loads(path.read_text())["folds"][0]
+    assert fold["solver"] == {"objective": None, "n_iter": 3}
+    assert fold["inner_mean_test_error"] == {"C=1": None, "C=10": 0.25}
+    assert fold["kernel_weights"] == [0.5, None, None]
+    assert fold["scale"] is None
+
+
+@pytest.mark.parametrize(
+    "field,record",
+    [
+        ("error_pct", {"error_pct": np.float64("nan")}),
+        ("predictions.decision", {"predictions": {"decision": np.array([np.nan])}}),
+        ("predictions.y_pred", {"predictions": {"y_pred": [0.0, float("inf")]}}),
+        ("folds[1].staged_test_auc", {"folds": [{}, {"staged_test_auc": [np.nan]}]}),
+        ("folds[0].solver.check", {"folds": [{"solver": {"check": {"d": np.inf}}}]}),
+    ],
+)
+def test_a_non_finite_result_is_not_an_ok_record_with_null(tmp_path, field, record):
+    """A null error rate or decision value would read as a missing number where the
+    run produced a wrong one: an ok record with one is refused, naming the file and
+    the field; as an error record it is stored (null)."""
+    from runners.store import UnstorableRecordError, nonfinite_results
+
+    store = ResultStore(tmp_path)
+    path = store.path("exp", "d", "m", "k")
+    assert [f.split(" ")[0] for f in nonfinite_results(record)] == [field]
+    with pytest.raises(UnstorableRecordError) as err:
+        store.write(path, {"status": "ok", **record})
+    assert str(path) in str(err.value) and field in str(err.value)
+    assert not path.exists()
+    assert store.write(path, {"status": "error", **record})
+    assert json.loads(path.read_text())["status"] == "error"
+
+
+def test_an_unstorable_value_names_the_file_and_the_field(tmp_path):
+    from runners.store import UnstorableRecordError
+
+    store = ResultStore(tmp_path)
+    path = store.path("exp", "d", "m", "k")
+    bad = {"status": "ok", "folds": [{}, {"solver": {"check": {"x": object()}}}]}
+    with pytest.raises(UnstorableRecordError, match="Cannot store object") as err:
+        store.write(path, bad)
+    assert str(path) in str(err.value)
+    assert "field folds[1].solver.check.x" in str(err.value)
+    assert not path.parent.exists() or not list(path.parent.iterdir())
+
+
+# ----------------------------------------- an error never replaces a finished --
+def test_an_error_record_never_replaces_a_finished_one(tmp_path):
+    store = ResultStore(tmp_path)
+    path = store.path("exp", "d", "m", "k")
+    assert store.write(path, {"status": "error", "n": 1})
+    assert store.write(path, {"status": "error", "n": 2})  # errors replace errors
+    assert store.write(path, {"status": "ok", "n": 3})  # ok replaces an error
+    assert not store.write(path, {"status": "error", "n": 4})
+    assert json.loads(path.read_text()) == {"status": "ok", "n": 3}
+    assert store.write(path, {"status": "ok", "n": 5})  # ok replaces ok
+    # force=true keeps only its own sweep's records: a failed recomputation
+    # replaces the record it was asked to redo
+    assert store.write(path, {"status": "error", "n": 6}, keep=lambda r: False)
+    assert json.loads(path.read_text()) == {"status": "error", "n": 6}
+    assert [p.name for p in path.parent.iterdir()] == [path.name]
+
+
+def test_an_ok_record_renamed_in_while_an_error_is_placed_stays(tmp_path, monkeypatch):
+    """The race of two workers sharing a cell: B's split failed and B found no
+    finished record; A's ok record lands before B's error record is renamed."""
+    import runners.store as store_mod
+
+    store = ResultStore(tmp_path)
+    path = store.path("exp", "d", "m", "k")
+    store.write(path, {"status": "error", "n": 0})  # an earlier run's
+    real = store_mod.read_record
+    calls = []
+
+    def read_then_a_finishes(p):
+        record = real(p)  # B judges the error record in place ...
+        if not calls:
+            calls.append(1)
+            store.write(path, {"status": "ok", "by": "A"})  # ... A renames in
+        return record
+
+    monkeypatch.setattr(store_mod, "read_record", read_then_a_finishes)
+    assert not store.write(path, {"status": "error", "by": "B"})
+    assert json.loads(path.read_text()) == {"status": "ok", "by": "A"}
+    # where no record was when B looked: the hard link refuses to replace A's
+    other = store.path("exp", "d", "m2", "k")
+    real_version = store_mod._version
+
+    def absent_then_a_finishes(p):
+        if p == other and not other.exists():
+            store.write(other, {"status": "ok", "by": "A"})
+            raise FileNotFoundError(p)
+        return real_version(p)
+
+    monkeypatch.setattr(store_mod, "_version", absent_then_a_finishes)
+    assert not store.write(other, {"status": "error", "by": "B"})
+    assert json.loads(other.read_text()) == {"status": "ok", "by": "A"}
+    assert sorted(p.name for p in path.parent.iterdir()) == [path.name, other.name]
