@@ -45,6 +45,11 @@ METHOD_NAMES = {
 }
 MARKED = ("nr_lmnn_mkl", "lmnn_mkl_p")
 AGAINST = ("lmnn_h", "lmnn_mkl_cv")
+# Methods whose solver runs another inside it, and the fold solver field
+# (runners.protocols.solver_diagnostics) saying whether every inner run stopped on
+# its own rule. LMNN-MKL_P's `converged` is its outer alternation's (Algorithm 1);
+# its LMNN metric steps are the solver whose cap ° marks in the other columns.
+INNER_CONVERGED = {"lmnn_mkl_p": "lmnn_converged"}
 KERNEL_LABELS = {
     "lmnn20": [f"poly{d}" for d in range(1, 11)]
     + [f"gauss{s:g}" for s in (0.5, 1, 2, 5, 7, 10, 12, 15, 17, 20)],
@@ -123,6 +128,63 @@ def _registry_names(pub_names: dict[str, str]) -> dict[str, str]:
     return {v: k for k, v in pub_names.items()}
 
 
+def cell_converged(
+    record: dict[str, Any], method: str
+) -> tuple[bool | None, bool | None]:
+    """Whether a cell's solvers converged, as its ° mark reads it.
+
+    Parameters
+    ----------
+    record : dict
+        The cell's record (``converged``, and ``folds`` with their ``solver``).
+    method : str
+        The record's method; those of :data:`INNER_CONVERGED` also need their
+        inner solver's field.
+
+    Returns
+    -------
+    converged : bool or None
+        The record's ``converged`` (every fold's solver stopped on its own rule),
+        False also when a fold's inner solver did not converge.
+    inner : bool or None
+        Every fold's inner field (False if any is False); None for a method
+        without an inner solver, or when a fold lacks the field and none is
+        False: a record written before the field existed, whose mark then comes
+        from ``converged`` alone, as before.
+    """
+    converged = record.get("converged")
+    field = INNER_CONVERGED.get(method)
+    if field is None:
+        return converged, None
+    values = [(f.get("solver") or {}).get(field) for f in record.get("folds") or []]
+    if any(v is not None and not v for v in values):
+        return False, False
+    if not values or any(v is None for v in values):
+        return converged, None
+    return converged, True
+
+
+def outer_only_note(cells: pd.DataFrame) -> str:
+    """The legend's caveat on cells whose ° misses the inner solver ("" if none).
+
+    Only records written before ``solver.lmnn_converged`` existed give such cells
+    (:func:`cell_converged`); a table without them keeps its legend as it was.
+    """
+    old = cells[
+        (cells.status == "ok")
+        & cells.method.isin(list(INNER_CONVERGED))
+        & cells.inner_converged.isna()
+    ]
+    notes = []
+    for m, block in old.groupby("method", sort=False):
+        notes.append(
+            f" {METHOD_NAMES[m]} on {', '.join(block.published_dataset)}: ° from "
+            f"its outer alternation only (records without `solver."
+            f"{INNER_CONVERGED[m]}`, its LMNN steps unrecorded)."
+        )
+    return "".join(notes)
+
+
 def build_cells(
     records: list[dict[str, Any]],
     artifact: str,
@@ -183,6 +245,7 @@ def build_cells(
                 if np.isfinite(acc)
                 else np.nan
             )
+            converged, inner = cell_converged(r, m) if r else (np.nan, None)
             row = {
                 "artifact": artifact,
                 "dataset": reg,
@@ -198,7 +261,8 @@ def build_cells(
                 "listed": (dname, m) in listed,
                 "n_test_distinct": n_distinct,
                 "n_test_total": r.get("n_test_total") if r else np.nan,
-                "converged": r.get("converged") if r else np.nan,
+                "converged": converged,
+                "inner_converged": inner,
                 "mcnemar_score": scores.get(m, np.nan),
                 "published_score": float(p["mcnemar_score"]),
             }
@@ -366,7 +430,9 @@ def write_report(
         "difference), the per-dataset McNemar score in parentheses. Paper cells add "
         "the binomial SE of the published accuracy. † outside 2 SE; ‡ outside and "
         "listed in reports/known_divergences.csv. ° a solver stopped at its iteration "
-        "cap in some fold. n/a: no public copy of the data.",
+        "cap in some fold."
+        + outer_only_note(cells)
+        + " n/a: no public copy of the data.",
         "",
         markdown_table(header, rows),
         "",

@@ -269,7 +269,14 @@ class FoldResult:
 
 
 def solver_diagnostics(estimator: Any) -> dict[str, Any]:
-    """Objective, iterations and convergence of a fitted estimator (if it has them)."""
+    """Objective, iterations and convergence of a fitted estimator (if it has them).
+
+    ``converged`` is the estimator's own stopping rule. An estimator that runs
+    another solver inside it adds that one's: LMNN-MKL_P's ``converged`` is its
+    outer alternation's (lmnnmkl Algorithm 1), ``lmnn_converged`` whether the LMNN
+    of every metric step stopped on its ``tol``, ``rank_one`` whether every weight
+    step reached eq. 17.
+    """
     out: dict[str, Any] = {}
     for attr, key in (
         ("objective_", "objective"),
@@ -277,13 +284,15 @@ def solver_diagnostics(estimator: Any) -> dict[str, Any]:
         ("dual_objective_rbf_", "dual_objective_initial"),
         ("n_iter_", "n_iter"),
         ("converged_", "converged"),
+        ("lmnn_converged_", "lmnn_converged"),
+        ("rank_one_", "rank_one"),
         ("fit_status_", "fit_status"),
     ):
         value = getattr(estimator, attr, None)
         if value is None:
             continue
         value = np.asarray(value)
-        if key == "converged":
+        if key in ("converged", "lmnn_converged", "rank_one"):
             out[key] = bool(np.all(value))
         elif key in ("n_iter", "fit_status"):
             out[key] = int(np.max(value)) if key == "fit_status" else int(np.sum(value))

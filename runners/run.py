@@ -594,7 +594,11 @@ def _record_of(folds: Sequence[Any], X: np.ndarray, y: np.ndarray) -> dict[str, 
         np.concatenate(decisions) if all(d is not None for d in decisions) else None
     )
     n_err = int(np.sum(y_pred != y_true))
-    converged = all(f.solver.get("converged", True) for f in folds)
+    # every solver of every fold, an inner one too (LMNN-MKL_P's metric steps)
+    converged = all(
+        f.solver.get("converged", True) and f.solver.get("lmnn_converged", True)
+        for f in folds
+    )
     return {
         "status": "ok",
         "n_samples": n,

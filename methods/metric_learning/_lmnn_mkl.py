@@ -482,10 +482,17 @@ class LMNNMKLP(_KernelBankLMNN):
     w_path_ : list of float
         The ``w`` each weight step used.
     rank_one_ : bool
-        Whether every weight step reached eq. 17.
+        True if every weight step reached eq. 17 (``P`` rank one within
+        ``rank_tol``) for some ``w`` of ``w_grid``; False if one reached it for
+        none and kept its last ``P``, ``mu`` then its leading eigenvector on the
+        simplex. True with one kernel (no weight step).
     objective_, n_iter_, converged_
         LMNN's final objective, the rounds of Algorithm 1, whether it stopped on
-        ``tol`` and ``weight_tol``.
+        ``tol`` and ``weight_tol`` (False at ``max_iter`` rounds).
+    lmnn_converged_ : bool
+        True if the LMNN of every metric step stopped on its own ``tol`` (LMNN's
+        ``converged_`` in every round); False if one stopped at its ``max_iter``
+        or on a failed line search. ``converged_`` says nothing about these.
     metric_n_iter_path_ : list of int
         The LMNN iterations of each metric step (eq. 16), one per round; their
         sum is what the metric steps cost (lmnnmkl Table 2's time goes there).
@@ -572,6 +579,9 @@ class LMNNMKLP(_KernelBankLMNN):
         self.weight_path_, self.w_path_, self.objective_path_ = [], [], []
         self.metric_n_iter_path_ = []
         self.rank_one_ = True
+        # AND over the rounds: a capped metric step in an early round is as much a
+        # solver stopped at its iteration cap as one in the last
+        self.lmnn_converged_ = True
         prev_obj = None
         self.converged_ = False
         for it in range(1, self.max_iter + 1):  # noqa: B007 (n_iter_ below)
@@ -609,6 +619,7 @@ class LMNNMKLP(_KernelBankLMNN):
             obj = float(lmnn.objective_)
             self.objective_path_.append(obj)
             self.metric_n_iter_path_.append(int(lmnn.n_iter_))
+            self.lmnn_converged_ = self.lmnn_converged_ and bool(lmnn.converged_)
             change = float(np.max(np.abs(new_mu - mu)))
             mu = new_mu
             if m == 1 or (
@@ -622,4 +633,3 @@ class LMNNMKLP(_KernelBankLMNN):
         self.knn_ = MetricKNN(n_neighbors=1).fit(lmnn.transform(K_mu), y)
         self.objective_ = obj
         self.n_iter_ = it
-        self.lmnn_converged_ = bool(lmnn.converged_)

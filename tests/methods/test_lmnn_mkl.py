@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from sklearn.exceptions import ConvergenceWarning
 
 from methods.metric_learning._kernel_weights import (
     PStepProblem,
@@ -247,6 +248,89 @@ def test_lmnn_mkl_p_records_the_lmnn_iterations_of_each_metric_step():
     assert diag["metric_n_iter"] == sum(est.metric_n_iter_path_)
 
 
+def test_lmnn_mkl_p_inner_lmnn_at_its_cap_is_not_converged():
+    """Outer alternation converged, every metric step's LMNN capped: not converged.
+
+    ``tol`` and ``weight_tol`` this loose end Algorithm 1 at round 2 on its own
+    rule (``converged_``); the LMNN of each metric step stops at ``max_iter=2``,
+    which the ° of the report must see (``lmnn_converged_``, ``solver_diagnostics``).
+    """
+    from methods.metric_learning._lmnn_mkl import LMNNMKLP
+    from runners.protocols import solver_diagnostics
+
+    _, y, _, K = _bank(n=12)
+    est = LMNNMKLP(
+        n_neighbors=2,
+        max_iter=3,
+        p_tol=1e-4,
+        tol=10.0,
+        weight_tol=1.0,
+        lmnn_params={"max_iter": 2},
+    )
+    with pytest.warns(ConvergenceWarning, match="LMNN stopped at max_iter=2"):
+        est.fit(K, y)
+    assert est.converged_ and est.n_iter_ == 2  # the outer rule alone
+    assert est.metric_n_iter_path_ == [2, 2]
+    assert est.lmnn_converged_ is False
+    assert isinstance(est.rank_one_, bool)
+    diag = solver_diagnostics(est)
+    assert diag["converged"] is True
+    assert diag["lmnn_converged"] is False
+    assert diag["rank_one"] is est.rank_one_
+
+
+def test_lmnn_mkl_p_lmnn_converged_is_every_round_not_the_last(monkeypatch):
+    """One capped metric step in round 1 stays recorded when later rounds converge."""
+    import methods.metric_learning as ml
+    from methods.metric_learning._lmnn_mkl import LMNNMKLP
+    from runners.protocols import solver_diagnostics
+
+    seen = []
+
+    class FirstRoundCapped(ml.LMNN):
+        # a cold start from A_0 = I capped, warm starts that settle: what small
+        # fits with a low LMNN max_iter show (e.g. rounds of 10 capped, 9, 1)
+        def fit(self, X, y, target_neighbors=None):
+            super().fit(X, y, target_neighbors=target_neighbors)
+            self.converged_ = bool(seen)
+            seen.append(self.converged_)
+            return self
+
+    monkeypatch.setattr(ml, "LMNN", FirstRoundCapped)
+    _, y, _, K = _bank(n=12)
+    est = LMNNMKLP(n_neighbors=2, max_iter=3, p_tol=1e-4, tol=10.0, weight_tol=1.0)
+    est.fit(K, y)
+    assert seen == [False, True] and est.converged_
+    assert est.lmnn_converged_ is False
+    assert solver_diagnostics(est)["lmnn_converged"] is False
+
+
+def test_lmnn_mkl_p_lmnn_converged_when_every_metric_step_converged(monkeypatch):
+    import methods.metric_learning as ml
+    from methods.metric_learning._lmnn_mkl import LMNNMKLP
+
+    class Converged(ml.LMNN):
+        def fit(self, X, y, target_neighbors=None):
+            super().fit(X, y, target_neighbors=target_neighbors)
+            self.converged_ = True
+            return self
+
+    monkeypatch.setattr(ml, "LMNN", Converged)
+    _, y, _, K = _bank(n=12)
+    est = LMNNMKLP(n_neighbors=2, max_iter=3, p_tol=1e-4, tol=10.0, weight_tol=1.0)
+    assert est.fit(K, y).lmnn_converged_ is True
+
+
+def test_solver_diagnostics_adds_no_inner_fields_for_one_solver_estimators():
+    from methods.metric_learning._lmnn_mkl import LMNNKernelSum
+    from runners.protocols import solver_diagnostics
+
+    _, y, _, K = _bank(n=12)
+    diag = solver_diagnostics(LMNNKernelSum(n_neighbors=2).fit(K, y))
+    assert "converged" in diag
+    assert not {"lmnn_converged", "rank_one"} & set(diag)
+
+
 def test_nr_lmnn_mkl_features_are_concatenated_kernel_maps():
     from methods.metric_learning._lmnn_mkl import NRLMNNMKL
 
@@ -469,3 +553,26 @@ def test_nr_lmnn3_sigma_sq_bank_reads_the_width_as_sigma_squared():
     B = kernel_stack(X, None, [bank_specs("bank20", None)[i] for i in (0, 1)])
     np.testing.assert_allclose(K[:, :, :2], B)
     np.testing.assert_allclose(K[:, :, 2], np.exp(-cdist(X, X, "sqeuclidean") / 0.25))
+
+
+def test_record_converged_counts_the_inner_lmnn_steps():
+    """A run's ``converged`` (the console's NOT CONVERGED, records.py's summary)
+    is False when an LMNN-MKL_P metric step stopped at its cap, even if the outer
+    alternation met its own rule."""
+    from runners.protocols import FoldResult
+    from runners.run import _record_of
+
+    def fold(i, solver):
+        return FoldResult(
+            repetition=0, split=i, test_idx=np.array([i]), y_pred=np.array([0]),
+            decision=None, best_params={}, inner_mean_test_error={},
+            fit_seconds=0.0, search_seconds=0.0, predict_seconds=0.0,
+            solver=solver, inner_convergence_warnings=0,
+        )
+
+    X, y = np.zeros((2, 1)), np.array([0, 0])
+    inner_capped = [fold(0, {"converged": True, "lmnn_converged": False}),
+                    fold(1, {"converged": True, "lmnn_converged": True})]
+    assert _record_of(inner_capped, X, y)["converged"] is False
+    plain = [fold(0, {"converged": True}), fold(1, {"converged": True})]
+    assert _record_of(plain, X, y)["converged"] is True

@@ -1,0 +1,142 @@
+"""lmnnmkl report: the ° mark of a cell, LMNN-MKL_P's inner LMNN steps included.
+
+LMNN-MKL_P's ``converged`` is its outer alternation's stopping rule (lmnnmkl
+Algorithm 1); ``solver.lmnn_converged`` of each fold says whether the LMNN of every
+metric step converged. Records written before that field keep their old mark.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from reports import lmnnmkl
+
+MISSING = object()  # a fold solver without the field: a record from before it
+
+
+def _record(
+    method: str,
+    converged: bool,
+    inner: Any = MISSING,
+    *,
+    dataset: str = "sonar",
+    n: int = 208,
+    n_folds: int = 2,
+) -> dict[str, Any]:
+    """A finished record as kml-run writes it, with only the fields the report reads.
+
+    ``inner`` is one value for every fold or a list, one per fold; ``MISSING``
+    leaves the field out.
+    """
+    inners = inner if isinstance(inner, list) else [inner] * n_folds
+    folds = []
+    for value in inners:
+        solver: dict[str, Any] = {"converged": converged, "kernel_weights": [0.05] * 20}
+        if value is not MISSING:
+            solver["lmnn_converged"] = value
+        folds.append({"solver": solver})
+    idx = list(range(n))
+    return {
+        "dataset": dataset,
+        "method": method,
+        "kernel": "lmnn20",
+        "seed": 0,
+        "status": "ok",
+        "accuracy_pct": 90.0,
+        "n_test_total": n,
+        "converged": converged,
+        "predictions": {"index": idx, "y_true": [0] * n, "y_pred": [0] * n},
+        "folds": folds,
+    }
+
+
+@pytest.mark.parametrize(
+    "converged, inner, expected",
+    [
+        (True, True, (True, True)),
+        # the defect: the alternation stopped on its rule, an LMNN metric step
+        # at its cap; the cell is not converged
+        (True, False, (False, False)),
+        (True, [True, False], (False, False)),
+        (False, True, (False, True)),  # the alternation's own cap still counts
+        # records from before the field: the mark from `converged`, as before
+        (True, MISSING, (True, None)),
+        (False, MISSING, (False, None)),
+        # a resumed run, folds from before and after: unknown unless one is False
+        (True, [True, MISSING], (True, None)),
+        (True, [False, MISSING], (False, False)),
+    ],
+)
+def test_cell_converged_of_lmnn_mkl_p(converged, inner, expected):
+    rec = _record("lmnn_mkl_p", converged, inner)
+    assert lmnnmkl.cell_converged(rec, "lmnn_mkl_p") == expected
+
+
+def test_cell_converged_of_a_one_solver_method_is_its_record():
+    for conv in (True, False):
+        assert lmnnmkl.cell_converged(_record("lmnn_h", conv), "lmnn_h") == (
+            conv,
+            None,
+        )
+
+
+def test_cell_converged_without_folds_keeps_the_record():
+    rec = _record("lmnn_mkl_p", False)
+    del rec["folds"]
+    assert lmnnmkl.cell_converged(rec, "lmnn_mkl_p") == (False, None)
+
+
+def _sonar(records: list[dict[str, Any]]) -> pd.DataFrame:
+    cells, _ = lmnnmkl.build_cells(records, "table1")
+    return cells[cells.published_dataset == "sonar"].set_index("method")
+
+
+def _marked(cell: pd.Series) -> bool:
+    return "°" in lmnnmkl._ours_text(cell)
+
+
+def test_inner_lmnn_at_its_cap_marks_the_lmnn_mkl_p_cell():
+    cells = _sonar([_record("lmnn_mkl_p", True, [True, False])])
+    assert _marked(cells.loc["lmnn_mkl_p"])
+    assert cells.loc["lmnn_mkl_p", "inner_converged"] is False
+    cells = _sonar([_record("lmnn_mkl_p", True, True)])
+    assert not _marked(cells.loc["lmnn_mkl_p"])
+    cells = _sonar([_record("lmnn_mkl_p", False, True)])
+    assert _marked(cells.loc["lmnn_mkl_p"])
+
+
+@pytest.mark.parametrize("converged", [True, False])
+def test_old_records_keep_todays_mark(converged):
+    cells = _sonar([_record("lmnn_mkl_p", converged), _record("lmnn_h", converged)])
+    for m in ("lmnn_mkl_p", "lmnn_h"):
+        assert _marked(cells.loc[m]) is (not converged)
+    assert pd.isna(cells.loc["lmnn_mkl_p", "inner_converged"])
+
+
+def test_table_note_names_old_records_only_when_used(tmp_path):
+    old = [_record("lmnn_mkl_p", True), _record("lmnn_h", True)]
+    new = [_record("lmnn_mkl_p", True, True), _record("lmnn_h", True)]
+    notes = {}
+    for name, records in (("old", old), ("new", new)):
+        cells, weights = lmnnmkl.build_cells(records, "table1")
+        out = lmnnmkl.write_report(cells, weights, "table1", tmp_path / name)
+        notes[name] = out.read_text()
+    assert "LMNN-MKL_P on sonar: ° from its outer alternation only" in notes["old"]
+    assert "lmnn_converged" not in notes["new"]
+    assert "outer alternation only" not in notes["new"]
+
+
+def test_note_is_empty_for_one_solver_methods_and_unfinished_cells():
+    cells = pd.DataFrame(
+        {
+            "method": ["lmnn_h", "lmnn_mkl_p", "lmnn_mkl_p"],
+            "status": ["ok", "not run", "ok"],
+            "published_dataset": ["sonar", "wine", "iris"],
+            "inner_converged": [None, None, np.bool_(True)],
+        }
+    )
+    assert lmnnmkl.outer_only_note(cells) == ""
