@@ -874,9 +874,30 @@ class KDMLParamKernel(_KDMLBase):
         eq. 15's collocation term with ``gamma`` halved).
     max_iter, tol : int, float
         Outer block coordinate descent iterations and relative-decrease tolerance.
+        A descent that reaches ``max_iter`` iterations with the relative decrease of
+        eq. 17 still above ``tol`` keeps its last iterate, sets
+        ``converged_ = False`` and issues a ``ConvergenceWarning`` (counted in a run
+        record's ``inner_convergence_warnings``), as :class:`KDMLFixedKernel` does.
     b_max_iter : int
         Projected-gradient iterations per B step.
     prototypes : {"onehot"}
+
+    Attributes
+    ----------
+    dual_coef_ : ndarray of shape (m, n_train)
+        ``C``, column i the coefficient vector ``c_i`` of eq. 16.
+    B_ : ndarray of shape (m, m)
+        The learned PSD ``B``.
+    kernel_rank_ : int
+        Numerical rank of the Gaussian Gram matrix used by the C step.
+    objective_, objective_history_ : float, ndarray of shape (n_iter_,)
+        Eq. 17 after the last and after every outer iteration.
+    n_iter_ : int
+        Outer block coordinate descent iterations run.
+    converged_ : bool
+        Whether the relative decrease of eq. 17 fell to ``tol`` before ``max_iter``.
+    output_dim_, n_features_out_ : int
+        m.
     """
 
     def __init__(
@@ -924,6 +945,16 @@ class KDMLParamKernel(_KDMLBase):
                 if abs(prev - history[-1]) <= self.tol * max(abs(prev), 1e-12):
                     converged = True
                     break
+        if not converged:
+            # as Method 1's: the runner counts ConvergenceWarnings into the record,
+            # which converged_ never reaches (MetricKNN wraps this estimator)
+            warnings.warn(
+                f"KDMLParamKernel: no convergence in max_iter={self.max_iter} "
+                f"iterations (tol={self.tol:g}); the last iterate is kept. Increase "
+                "max_iter or tol.",
+                ConvergenceWarning,
+                stacklevel=2,
+            )
         self.X_fit_ = X
         self.dual_coef_ = C
         self.B_ = B

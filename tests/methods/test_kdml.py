@@ -159,9 +159,10 @@ def test_method2_b_gradient_finite_differences(problem):
 
 def test_method2_b_psd_and_monotone(problem):
     rng, X, codes, Y, _ = problem
-    est = KDMLParamKernel(
-        output_dim=3, sigma=0.8, gamma=GAMMA, lam=LAM, rho=RHO, max_iter=10, tol=0
-    ).fit(X, codes)
+    with pytest.warns(ConvergenceWarning, match="max_iter=10"):  # tol = 0
+        est = KDMLParamKernel(
+            output_dim=3, sigma=0.8, gamma=GAMMA, lam=LAM, rho=RHO, max_iter=10, tol=0
+        ).fit(X, codes)
     assert np.linalg.eigvalsh(est.B_).min() >= -1e-12
     h = est.objective_history_
     assert np.all(np.diff(h) <= 1e-10 * np.abs(h).max())
@@ -263,6 +264,46 @@ def test_method1_stops_at_max_metric_norm(problem):
     assert np.linalg.norm(ok.get_mahalanobis_matrix(), 2) < 1e-2
     with pytest.raises(ValueError, match="max_metric_norm"):
         KDMLFixedKernel(max_metric_norm=0.0).fit(X, codes)
+
+
+def test_method2_warns_when_max_iter_stops_it(problem):
+    """A descent cut off by max_iter is a ConvergenceWarning, as for Method 1.
+
+    The runner counts ConvergenceWarnings into the record's
+    ``inner_convergence_warnings``; without one such a stop left no trace there.
+    """
+    rng, X, codes, Y, _ = problem
+    kw = dict(output_dim=3, sigma=0.8, gamma=GAMMA, lam=LAM, rho=RHO)
+    # tol = 0: no relative decrease is small enough, so max_iter ends every fit
+    with pytest.warns(ConvergenceWarning, match=r"KDMLParamKernel: no convergence "
+                      r"in max_iter=2 iterations \(tol=0\).*Increase max_iter"):
+        cut = KDMLParamKernel(max_iter=2, tol=0, **kw).fit(X, codes)
+    assert not cut.converged_ and cut.n_iter_ == 2
+    assert len(cut.objective_history_) == 2
+    # one iteration has no decrease to judge: not converged either
+    with pytest.warns(ConvergenceWarning, match="max_iter=1 "):
+        assert not KDMLParamKernel(max_iter=1, **kw).fit(X, codes).converged_
+    # a descent that settles before max_iter stays silent
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        ok = KDMLParamKernel(max_iter=200, tol=1e-5, **kw).fit(X, codes)
+    assert ok.converged_ and ok.n_iter_ < 200
+
+
+def test_method2_stops_reach_the_record_count(problem):
+    """What the kdml report counts: the runner's ``inner_convergence_warnings`` of
+    a split sees every Method 2 fit (CV candidates and refit) that max_iter ended."""
+    from methods.metric_learning import MetricKNN
+    from runners.protocols import evaluate_split
+
+    rng, X, codes, Y, _ = problem
+    est = MetricKNN(KDMLParamKernel(sigma=0.8, max_iter=1), n_neighbors=1)
+    train = np.flatnonzero(np.arange(len(codes)) % 3 != 0)
+    test = np.flatnonzero(np.arange(len(codes)) % 3 == 0)
+    grid = {"metric_learner__rho": [0.1, 1.0]}
+    protocol = {"kind": "repeated_splits", "inner_folds": 2}
+    out = evaluate_split(est, X, codes, train, test, grid, protocol, ("toy", 0, 0))
+    assert out["inner_convergence_warnings"] == 2 * 2 + 1  # candidates x folds + refit
 
 
 def test_method1_config_states_the_stopping_rule():
