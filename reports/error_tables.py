@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import functools
 import importlib.util
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -151,6 +152,9 @@ class ErrorTable:
     # kernel -> datasets with a public copy that the McNemar score lacks; the
     # published total of that kernel is then not compared (published_score NaN)
     not_comparable: dict[str, list[str]] = field(default_factory=dict)
+    # (a, b) -> (cells where a and b predict every test instance alike, cells
+    # where both ran), over the cells scored by McNemar
+    identical: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)
 
 
 def grid_top(rec: dict[str, Any]) -> str:
@@ -270,6 +274,9 @@ def build_error_table(
         cells.loc[grp.index[grp.published_pct == best_pub], "published_lowest"] = True
 
     score_rows = []
+    # (method a, method b) -> [cells with the same prediction on every test
+    # instance, cells where both ran]: a constraint that never binds shows here
+    identical: dict[tuple[str, str], list[int]] = {}
     all_sets = [from_pub.get(d, d) for d in pub_datasets]
     public = [d for d in all_sets if has_public_copy(d)]
     not_comparable: dict[str, list[str]] = {}
@@ -290,6 +297,12 @@ def build_error_table(
             if len(recs) < 2:
                 continue
             y_true, preds = aligned_predictions(recs)
+            for a, b in itertools.combinations(
+                [m for m in methods if m in preds], 2
+            ):
+                same = identical.setdefault((a, b), [0, 0])
+                same[0] += bool(np.array_equal(preds[a], preds[b]))
+                same[1] += 1
             for m, s in mcnemar_scores(
                 y_true, preds, alpha=alpha, method=mcnemar_method
             ).items():
@@ -347,6 +360,7 @@ def build_error_table(
         mcnemar_method=mcnemar_method,
         alpha=alpha,
         not_comparable=not_comparable,
+        identical={k: (v[0], v[1]) for k, v in identical.items()},
     )
 
 
@@ -420,6 +434,16 @@ def summary_lines(t: ErrorTable, exclude_methods: Sequence[str] = ()) -> list[st
         lines.append(f"- cells without a reproduced number: {len(missing)}")
     not_conv = ok[ok.converged == False]  # noqa: E712 (pandas element-wise)
     lines.append(f"- cells with a solver that did not converge (⚠): {len(not_conv)}")
+    same = [
+        f"{t.names.get(a, a)} = {t.names.get(b, b)} in {n} of {m}"
+        for (a, b), (n, m) in t.identical.items()
+        if n
+    ]
+    if same:
+        lines.append(
+            "- cells where two methods give the same prediction on every test "
+            "instance: " + "; ".join(same)
+        )
     edge = ok[ok.at_grid_top.fillna("").astype(str) != ""]
     if len(edge):
         listed = "; ".join(

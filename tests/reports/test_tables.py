@@ -114,3 +114,16 @@ def test_grid_top_flags_a_selection_pinned_to_the_grid_edge():
     assert grid_top(rec([{"C": 1000}] * 3, {"C": [1000]})) == ""  # no grid to leave
     assert grid_top(rec([{"k": "a"}] * 3, {"k": ["a", 1]})) == ""  # categorical
     assert grid_top({"config": {}, "folds": []}) == ""
+
+
+def test_identical_predictions_are_counted_per_method_pair(smoke_results, tmp_path):
+    from reports.error_tables import build_error_table
+    from reports.records import load_records
+
+    recs = load_records(smoke_results, "mlsvm_table1", variants=True)
+    t = build_error_table(recs, "mlsvm", "table1")
+    by_method = {r["method"]: r["predictions"]["y_pred"] for r in recs}
+    for (a, b), (n_same, n_both) in t.identical.items():
+        assert n_both == 1  # one (kernel, dataset) cell: sonar, linear
+        assert n_same == int(by_method[a] == by_method[b])
+    assert set(t.identical) == {("svmm", "svm"), ("svmm", "fda"), ("svm", "fda")}
