@@ -143,9 +143,10 @@ def filled_cells(
         if not cols:  # no column names a cell: only their number can be compared
             return {(): float(amounts.sum())} if len(frame) else {}
         out: dict[tuple, float] = {}
-        for cell, amount in zip(
-            frame[cols].itertuples(index=False, name=None), amounts
-        ):
+        for row, amount in zip(frame[cols].itertuples(index=False, name=None), amounts):
+            # names as text, an empty one as "": the committed CSV is read back, and
+            # NaN never equals NaN as a dictionary key
+            cell = tuple("" if pd.isna(v) else str(v) for v in row)
             out[cell] = out.get(cell, 0.0) + float(amount)
         return out
 

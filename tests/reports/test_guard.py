@@ -307,3 +307,17 @@ def test_failed_runs_are_named(partial_results, tmp_path, capsys, generated):
     md = (out / "table1.md").read_text()
     assert "## Cells whose run failed (1)" in md
     assert "- sonar/linear/svmm: ValueError: C must be positive" in md
+
+
+def test_guard_matches_cells_read_back_from_csv(tmp_path, monkeypatch):
+    """An empty name in a key column (NaN once read back) is still the same cell."""
+    monkeypatch.setattr(guard, "GENERATED_DIR", tmp_path)
+    path = tmp_path / "mlsvm" / "table1_checks.csv"
+    path.parent.mkdir()
+    frame = pd.DataFrame(
+        {"check": ["band", "seeds"], "kernel": ["linear", None], "value": [1.0, 2.0]}
+    )
+    frame.to_csv(path, index=False)
+    from reports.guard import filled_cells
+
+    guard_table(path, frame, filled=filled_cells(("check", "kernel")))
