@@ -243,9 +243,11 @@ def build_input(
                 what=f"kernel {kcfg['name']!r}"
                 + (f" (bank member {k})" if len(grams) > 1 else ""),
             )
-    # Checked just above, or the protocol opted out: no estimator re-checks it per fit.
-    if "check_psd" in params:
-        estimator.set_params(check_psd=False)
+    # Checked just above, or the protocol opted out: no estimator re-checks it per
+    # fit, nor one nested in it (MetricKNN's LMNN or ITML on the Gram matrix).
+    estimator.set_params(
+        **{k: False for k in params if k == "check_psd" or k.endswith("__check_psd")}
+    )
     estimator.set_params(kernel="precomputed")
     return estimator, K
 

@@ -17,14 +17,17 @@ rankings from test to training points are exactly those of the kernelized ITML.
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from methods._kernels import pairwise_kernel
+from methods._validation import check_input_kernel
 from methods.metric_learning._itml_kernels import bregman_passes
 
 KERNELS = (None, "linear", "gaussian", "precomputed")
@@ -141,22 +144,57 @@ class ITML(TransformerMixin, BaseEstimator):
 
     Parameters
     ----------
-    gamma : float
-        Slack weight (``inf``: hard constraints).
-    n_constraints : int or None
-        Number of random pair constraints; None: ``20 c^2`` (Davis et al.'s code).
-    bounds_percentiles : tuple of float
+    gamma : float, default=1.0
+        Slack weight, > 0 (``inf``: hard constraints).
+    n_constraints : int or None, default=None
+        Number of random pair constraints, >= 1; None: ``20 c^2`` (Davis et al.'s
+        code).
+    bounds_percentiles : tuple of float, default=(5.0, 95.0)
         ``u`` and ``l`` as percentiles of the pairwise distances under ``M0 = I``
-        (5th and 95th, as in Davis et al.).
-    kernel : {None, "linear", "gaussian", "precomputed"}
+        (5th and 95th, as in Davis et al.): two numbers in [0, 100], the first
+        (similar pairs' bound ``u``) below the second (dissimilar pairs' ``l``).
+    kernel : {None, "linear", "gaussian", "precomputed"}, default=None
         None/"linear": ITML on the features; "gaussian"/"precomputed": the
         kernelized form (module docstring).
-    sigma : float
-        Gaussian width, ``k(x, z) = exp(-||x - z||^2 / (2 sigma^2))``.
-    max_iter, tol : int, float
-        Passes over the constraints and the dual stopping tolerance.
-    random_state : int
+    sigma : float, default=1.0
+        Gaussian width (> 0), ``k(x, z) = exp(-||x - z||^2 / (2 sigma^2))``.
+    max_iter : int, default=1000
+        Passes over the constraints, >= 1. A fit that stops there before the duals
+        settle sets ``converged_ = False`` and issues a ``ConvergenceWarning``
+        (counted in a run record's ``inner_convergence_warnings``).
+    tol : float, default=1e-3
+        Dual stopping tolerance, >= 0 (Davis et al.'s rule, :func:`itml_solve`;
+        0 runs all ``max_iter`` passes).
+    rcond : float, default=1e-10
+        Kernelized form: eigenvalues of the training Gram matrix at or below
+        ``rcond`` times the largest are dropped from the coordinates ``Z``; in
+        [0, 1).
+    random_state : int, default=0
         Seed of the constraint sampling.
+    check_psd : bool, default=True
+        With ``kernel="precomputed"``, check that the training kernel matrix is
+        symmetric and positive semi-definite, and raise
+        :class:`~methods.exceptions.NonPSDKernelError` otherwise (the SVM family's
+        rule, :func:`~methods.check_psd_kernel`). ``False`` fits on any square
+        matrix as before: its symmetric part, negative directions dropped with the
+        ones below ``rcond``. A caller that fits many models on one Gram matrix
+        checks it once and passes ``check_psd=False``. Ignored without a
+        precomputed kernel (the Gaussian one is PSD by construction).
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (d, d)
+        ``L`` with ``metric_ = L^T L``; ``d`` the features, or the kept kernel
+        coordinates of the kernelized form.
+    metric_ : ndarray of shape (d, d)
+    bounds_ : tuple of float
+        ``(u, l)``.
+    n_iter_ : int
+        Passes run.
+    converged_ : bool
+        Whether the duals settled to ``tol`` before ``max_iter`` passes.
+    classes_ : ndarray
+    n_features_in_ : int
     """
 
     def __init__(
@@ -170,6 +208,7 @@ class ITML(TransformerMixin, BaseEstimator):
         tol: float = 1e-3,
         rcond: float = 1e-10,
         random_state: int = 0,
+        check_psd: bool = True,
     ):
         self.gamma = gamma
         self.n_constraints = n_constraints
@@ -180,8 +219,58 @@ class ITML(TransformerMixin, BaseEstimator):
         self.tol = tol
         self.rcond = rcond
         self.random_state = random_state
+        self.check_psd = check_psd
 
-    def _coordinates_fit(self, X):
+    def _check_params(self) -> None:
+        """Raise a ValueError naming the first invalid parameter and its range."""
+        if self.kernel not in KERNELS:
+            raise ValueError(f"ITML: kernel={self.kernel!r}; choose one of {KERNELS}.")
+        if not (isinstance(self.gamma, numbers.Real) and self.gamma > 0):
+            raise ValueError(f"ITML: gamma must be > 0 (or inf); got {self.gamma!r}.")
+        nc = self.n_constraints
+        if nc is not None and not (isinstance(nc, numbers.Integral) and nc >= 1):
+            raise ValueError(
+                f"ITML: n_constraints must be an integer >= 1, or None for 20 c^2 "
+                f"(c classes); got {nc!r}."
+            )
+        bp = self.bounds_percentiles
+        try:
+            lo, hi = (float(b) for b in bp)
+        except (TypeError, ValueError):
+            lo = hi = np.nan
+        if not 0.0 <= lo < hi <= 100.0:
+            raise ValueError(
+                "ITML: bounds_percentiles must be two numbers (lower, upper) with "
+                "0 <= lower < upper <= 100, the percentiles of the pair distances "
+                f"that give u and l (Davis et al.: (5, 95)); got {bp!r}."
+            )
+        if not (isinstance(self.sigma, numbers.Real) and self.sigma > 0):
+            raise ValueError(
+                f"ITML: sigma must be a real number > 0 (the Gaussian width); got "
+                f"{self.sigma!r}."
+            )
+        mi = self.max_iter
+        if not (isinstance(mi, numbers.Integral) and mi >= 1):
+            raise ValueError(
+                f"ITML: max_iter must be an integer >= 1 (passes over the "
+                f"constraints); got {mi!r}."
+            )
+        if not (isinstance(self.tol, numbers.Real) and self.tol >= 0):
+            raise ValueError(
+                f"ITML: tol must be a real number >= 0 (the relative change of the "
+                f"duals that ends the passes); got {self.tol!r}."
+            )
+        if not (isinstance(self.rcond, numbers.Real) and 0 <= self.rcond < 1):
+            raise ValueError(
+                "ITML: rcond must be a real number in [0, 1) (kernel eigenvalues at "
+                f"or below rcond times the largest are dropped); got {self.rcond!r}."
+            )
+        if not isinstance(self.check_psd, (bool, np.bool_)):
+            raise ValueError(
+                f"ITML: check_psd must be True or False; got {self.check_psd!r}."
+            )
+
+    def _coordinates_fit(self, X, in_dtype=None):
         if self.kernel in (None, "linear"):
             return X
         K = (
@@ -194,6 +283,8 @@ class ITML(TransformerMixin, BaseEstimator):
                 f"ITML(kernel='precomputed') needs a square training Gram matrix; "
                 f"got shape {K.shape}."
             )
+        if self.kernel == "precomputed" and self.check_psd:
+            check_input_kernel(K, in_dtype)
         w, V = np.linalg.eigh(0.5 * (K + K.T))
         keep = w > self.rcond * max(w[-1], 1e-300)
         self.kernel_basis_ = V[:, keep] / np.sqrt(w[keep])
@@ -210,10 +301,20 @@ class ITML(TransformerMixin, BaseEstimator):
         return K @ self.kernel_basis_
 
     def fit(self, X, y) -> ITML:
-        if self.kernel not in KERNELS:
-            raise ValueError(f"ITML: kernel={self.kernel!r}; choose one of {KERNELS}.")
-        if not (isinstance(self.gamma, numbers.Real) and self.gamma > 0):
-            raise ValueError(f"ITML: gamma must be > 0 (or inf); got {self.gamma!r}.")
+        """Learn the metric from random pair constraints (Davis et al. Alg. 1).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features), or (n_samples, n_samples)
+            training kernel matrix if ``kernel="precomputed"``.
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        self
+        """
+        self._check_params()
+        in_dtype = getattr(X, "dtype", None)
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
         self.classes_, codes = np.unique(y, return_inverse=True)
@@ -225,10 +326,14 @@ class ITML(TransformerMixin, BaseEstimator):
             )
         if self.kernel not in (None, "linear", "precomputed"):
             self.X_fit_ = X
-        Z = self._coordinates_fit(X)
+        Z = self._coordinates_fit(X, in_dtype)
         rng = check_random_state(self.random_state)
         n = len(y)
-        nc = self.n_constraints or 20 * len(self.classes_) ** 2
+        nc = (
+            20 * len(self.classes_) ** 2
+            if self.n_constraints is None
+            else self.n_constraints
+        )
         i = rng.randint(0, n, size=4 * nc)
         j = rng.randint(0, n, size=4 * nc)
         ok = i != j
@@ -261,6 +366,16 @@ class ITML(TransformerMixin, BaseEstimator):
         self.bounds_ = (float(u), float(l_))
         self.n_iter_ = it
         self.converged_ = conv
+        if not conv:
+            # as LMNN's and KDML's: the runner counts ConvergenceWarnings into the
+            # record, which converged_ never reaches (MetricKNN wraps this estimator)
+            warnings.warn(
+                f"ITML stopped at max_iter={self.max_iter} passes before the dual "
+                f"variables settled (tol={self.tol:g}); the last iterate is kept. "
+                "Increase max_iter or tol.",
+                ConvergenceWarning,
+                stacklevel=2,
+            )
         return self
 
     def transform(self, X) -> np.ndarray:

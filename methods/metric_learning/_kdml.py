@@ -234,6 +234,15 @@ def _check_positive(name: str, value: Any, *, allow_zero: bool = False) -> float
     return float(value)
 
 
+def _check_iterations(owner: str, name: str, value: Any, what: str) -> int:
+    """``value`` as an int >= 1, or a ValueError naming ``owner.name``."""
+    if not (isinstance(value, numbers.Integral) and value >= 1):
+        raise ValueError(
+            f"{owner}: {name} must be an integer >= 1 ({what}); got {value!r}."
+        )
+    return int(value)
+
+
 class _KDMLBase(TransformerMixin, BaseEstimator):
     """Shared validation: targets, output dimension, classes."""
 
@@ -268,6 +277,13 @@ class _KDMLBase(TransformerMixin, BaseEstimator):
             _check_positive(p, getattr(self, p), allow_zero=p == "gamma")
         _check_positive("rho", self.rho)
         _check_positive("sigma", self.sigma)
+        _check_iterations(name, "max_iter", self.max_iter, "outer iterations")
+        if not (isinstance(self.tol, numbers.Real) and self.tol >= 0):
+            raise ValueError(
+                f"{name}: tol must be a real number >= 0 (the relative decrease of "
+                "the objective that ends the descent; 0 runs all max_iter "
+                f"iterations); got {self.tol!r}."
+            )
         protos = prototype_targets(c, m)
         Y = protos[codes].T  # (m, n): column i is y_i
         self.output_dim_ = int(m)
@@ -284,7 +300,12 @@ class _KDMLBase(TransformerMixin, BaseEstimator):
 
 # ---------------------------------------------------------------- Method 1 ------
 def spreads(sigma: float, output_dim: int, spread_ratio: float) -> np.ndarray:
-    """The m Gaussian spreads of Method 1: log-spaced over ``sigma * r^[-1/2, 1/2]``."""
+    """The m Gaussian spreads of Method 1: log-spaced over ``sigma * r^[-1/2, 1/2]``.
+
+    ``r = spread_ratio`` is the ratio of the last spread to the first (``r < 1``
+    puts those of ``1 / r`` in reverse order over the outputs; ``r = 1``: m equal
+    spreads); every spread is positive and finite iff ``r`` is.
+    """
     if output_dim == 1:
         return np.array([float(sigma)])
     e = np.linspace(-0.5, 0.5, output_dim)
@@ -533,11 +554,14 @@ class KDMLFixedKernel(_KDMLBase):
     output_dim : int or None
         m, the output-space dimension (1 <= m <= c); None: m = c.
     sigma, spread_ratio : float
-        Centre and ratio of the m Gaussian spreads.
+        Centre and ratio of the m Gaussian spreads (:func:`spreads`): ``sigma >
+        0``, ``spread_ratio`` finite and > 0 (checked at ``output_dim=1`` too,
+        where the one spread is ``sigma``).
     gamma, lam, rho : float
         Weights of the collocation term, the regression term and ``tr(L)`` (eq. 6).
     max_iter, tol : int, float
-        Block coordinate descent stops when the relative decrease of eq. 9 is < tol.
+        Block coordinate descent stops when the relative decrease of eq. 9 is < tol
+        (``max_iter >= 1``, ``tol >= 0``).
     c_solver : {"cg", "cg_coupled", "cholesky", "naive"}
         C-step solver: block-Jacobi-preconditioned CG on the structured SPD system
         (default), Cholesky of the same assembled system, or the literal eq. 12
@@ -599,6 +623,13 @@ class KDMLFixedKernel(_KDMLBase):
         if self.c_solver not in C_SOLVERS:
             raise ValueError(f"c_solver={self.c_solver!r}; choose one of {C_SOLVERS}.")
         _check_positive("max_metric_norm", self.max_metric_norm)
+        r = self.spread_ratio
+        if not (isinstance(r, numbers.Real) and 0 < r < np.inf):
+            raise ValueError(
+                "KDMLFixedKernel: spread_ratio must be a finite real number > 0, the "
+                "ratio of the last to the first of the spreads sigma * "
+                f"spread_ratio^[-1/2, 1/2] (1: equal spreads); got {r!r}."
+            )
         m = self.output_dim_
         gamma, lam, rho = float(self.gamma), float(self.lam), float(self.rho)
         self.spreads_ = spreads(self.sigma, m, self.spread_ratio)
@@ -873,13 +904,14 @@ class KDMLParamKernel(_KDMLBase):
         Weights of eq. 17 (note eq. 17's ``gamma/2 tr(C K_Delta C^T B^2)`` equals
         eq. 15's collocation term with ``gamma`` halved).
     max_iter, tol : int, float
-        Outer block coordinate descent iterations and relative-decrease tolerance.
+        Outer block coordinate descent iterations (>= 1) and relative-decrease
+        tolerance (>= 0).
         A descent that reaches ``max_iter`` iterations with the relative decrease of
         eq. 17 still above ``tol`` keeps its last iterate, sets
         ``converged_ = False`` and issues a ``ConvergenceWarning`` (counted in a run
         record's ``inner_convergence_warnings``), as :class:`KDMLFixedKernel` does.
     b_max_iter : int
-        Projected-gradient iterations per B step.
+        Projected-gradient iterations per B step (>= 1).
     prototypes : {"onehot"}
 
     Attributes
@@ -924,6 +956,12 @@ class KDMLParamKernel(_KDMLBase):
 
     def fit(self, X, y) -> KDMLParamKernel:
         X, codes, Y = self._validate(X, y)
+        _check_iterations(
+            "KDMLParamKernel",
+            "b_max_iter",
+            self.b_max_iter,
+            "projected-gradient iterations per B step",
+        )
         m = self.output_dim_
         gamma, lam, rho = float(self.gamma), float(self.lam), float(self.rho)
         sigma = float(self.sigma)

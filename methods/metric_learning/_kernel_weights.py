@@ -377,6 +377,11 @@ def weight_step(
     ``max_rank_iter`` rounds (then the next ``w``). When no ``w`` reaches rank one,
     the last solution is kept with ``rank_one=False``.
     """
+    if len(w_grid) == 0 or min(w_grid) <= 0:
+        raise ValueError(
+            f"weight_step: w_grid must hold at least one weight w > 0 (the rank "
+            f"penalty of eq. 15); got {tuple(w_grid)!r}."
+        )
     m = prob.m
     history = []
     n_solves = 0

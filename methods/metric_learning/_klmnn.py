@@ -8,12 +8,47 @@ projection of kdml Fig. 3.
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.decomposition import KernelPCA
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 KPCA_KERNELS = ("gaussian", "linear")
+
+
+def _check_kpca_params(
+    owner: str,
+    kernel: object,
+    sigma: object,
+    n_components: object,
+    *,
+    integer: bool = True,
+) -> None:
+    """Raise a ValueError naming ``owner``'s first invalid KPCA parameter.
+
+    ``n_components`` must be None or >= 1 (an integer if ``integer``; KLMNN takes
+    any real and truncates it, as it always has); the upper bound, the number of
+    training samples, is checked (KPCAMap) or applied as a cap (KLMNN) in ``fit``.
+    ``sigma`` is checked with either kernel (the Gaussian's width is computed
+    first).
+    """
+    if kernel not in KPCA_KERNELS:
+        raise ValueError(f"{owner}: kernel={kernel!r}; choose one of {KPCA_KERNELS}.")
+    if not (isinstance(sigma, numbers.Real) and sigma > 0):
+        raise ValueError(
+            f"{owner}: sigma must be a real number > 0 (the Gaussian width, "
+            f"k(x, z) = exp(-||x - z||^2 / (2 sigma^2))); got {sigma!r}."
+        )
+    kind = numbers.Integral if integer else numbers.Real
+    if n_components is not None and not (
+        isinstance(n_components, kind) and n_components >= 1
+    ):
+        raise ValueError(
+            f"{owner}: n_components must be an integer >= 1, or None for every "
+            f"component with a non-zero eigenvalue; got {n_components!r}."
+        )
 
 
 class KPCAMap(TransformerMixin, BaseEstimator):
@@ -30,11 +65,12 @@ class KPCAMap(TransformerMixin, BaseEstimator):
 
     Parameters
     ----------
-    n_components : int or None
-        None: every component with a non-zero eigenvalue (full rank).
-    kernel : {"gaussian", "linear"}
-    sigma : float
-        Gaussian width, ``k(x, z) = exp(-||x - z||^2 / (2 sigma^2))``.
+    n_components : int or None, default=2
+        1 <= n_components <= n_samples; None: every component with a non-zero
+        eigenvalue (full rank).
+    kernel : {"gaussian", "linear"}, default="gaussian"
+    sigma : float, default=1.0
+        Gaussian width (> 0), ``k(x, z) = exp(-||x - z||^2 / (2 sigma^2))``.
     """
 
     def __init__(
@@ -45,13 +81,22 @@ class KPCAMap(TransformerMixin, BaseEstimator):
         self.sigma = sigma
 
     def fit(self, X, y=None) -> KPCAMap:
-        if self.kernel not in KPCA_KERNELS:
-            raise ValueError(
-                f"KPCAMap: kernel={self.kernel!r}; choose one of {KPCA_KERNELS}."
-            )
+        """Fit the kernel PCA on ``X`` (``y`` is ignored).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self
+        """
+        _check_kpca_params("KPCAMap", self.kernel, self.sigma, self.n_components)
         X = validate_data(self, X, dtype=np.float64)
         n = X.shape[0]
-        if self.n_components is not None and not 1 <= self.n_components <= n:
+        if self.n_components is not None and self.n_components > n:
             raise ValueError(
                 f"KPCAMap: n_components={self.n_components} is larger than allowed: "
                 f"1 <= n_components <= n_samples ({n}). Lower n_components."
@@ -89,10 +134,11 @@ class KLMNN(TransformerMixin, BaseEstimator):
 
     Parameters
     ----------
-    n_components : int or None
-        KPCA dimension, capped at the number of training points (None: full rank).
+    n_components : int or None, default=None
+        KPCA dimension, >= 1, capped at the number of training points (None: full
+        rank).
     kernel, sigma
-        As :class:`KPCAMap`.
+        As :class:`KPCAMap`; errors name KLMNN's parameters.
     lmnn : estimator or None
         The LMNN to run on the KPCA coordinates (None: ``LMNN()`` with defaults).
     """
@@ -110,8 +156,23 @@ class KLMNN(TransformerMixin, BaseEstimator):
         self.lmnn = lmnn
 
     def fit(self, X, y) -> KLMNN:
+        """Fit the KPCA map, then LMNN on the training points' coordinates.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        self
+        """
         from methods.metric_learning import LMNN
 
+        # here, not only in KPCAMap: the error names this estimator's parameter
+        _check_kpca_params(
+            "KLMNN", self.kernel, self.sigma, self.n_components, integer=False
+        )
         X, y = validate_data(self, X, y, dtype=np.float64)
         k = self.n_components
         if k is not None:  # an upper bound: small (inner-CV) training sets get n

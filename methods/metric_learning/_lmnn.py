@@ -32,6 +32,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
+from methods._validation import check_input_kernel
 from methods.metric_learning._lmnn_solver import solve_lmnn
 
 
@@ -58,11 +59,23 @@ def check_neighbor_classes(y: np.ndarray, n_neighbors: int, *, what: str = "LMNN
         )
     small = counts < n_neighbors + 1
     if small.any():
-        c = int(np.argmax(small))
-        raise ValueError(
+        head = (
             f"{what} with n_neighbors={n_neighbors} needs n_neighbors + 1 = "
             f"{n_neighbors + 1} samples per class (each sample needs {n_neighbors} "
-            f"same-class target neighbours); class {names[c]!r} has {counts[c]}. "
+            "same-class target neighbours); "
+        )
+        if counts.min() < 2:
+            # no n_neighbors >= 1 fits a class of one: only the data can change
+            c = int(np.argmin(counts))
+            raise ValueError(
+                head + f"class {names[c]!r} has a single sample, which has no "
+                "same-class target neighbour at any n_neighbors. The class needs at "
+                f"least n_neighbors + 1 = {n_neighbors + 1} samples: drop it or merge "
+                "it into another class (stratified folds keep class sizes even)."
+            )
+        c = int(np.argmax(small))
+        raise ValueError(
+            head + f"class {names[c]!r} has {counts[c]}. "
             f"Lower n_neighbors to at most {int(counts.min()) - 1}, or drop or merge "
             "the class (stratified folds keep class sizes even)."
         )
@@ -253,13 +266,23 @@ class LMNN(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         from its symmetric square root; directions where :math:`M_0` is exactly 0
         stay 0 (the gradient in :math:`L` vanishes there).
     max_iter : int, default=1000
-        L-BFGS iterations.
+        L-BFGS iterations, at least 1 (scipy's L-BFGS-B takes a step even at
+        ``maxiter=0``; the unlearned metric is ``init`` itself).
     tol : float, default=1e-7
         Stop when an iteration lowers the objective by less than ``tol`` relative
         (L-BFGS-B ``ftol``).
     solver : {"active_set", "dense"}, default="active_set"
         ``"dense"`` evaluates every triplet at every step (the reference).
     verbose : bool, default=False
+    check_psd : bool, default=True
+        With ``kernel="precomputed"``, check that the training kernel matrix is
+        symmetric and positive semi-definite, and raise
+        :class:`~methods.exceptions.NonPSDKernelError` otherwise (the SVM family's
+        rule, :func:`~methods.check_psd_kernel`; a Cholesky certificate, O(n^3 / 3),
+        the eigendecomposition only when it fails). A caller that fits many models
+        on one Gram matrix, or builds it PSD (the LMNN-MKL estimators' sums and
+        combinations of checked kernels), checks it once and passes
+        ``check_psd=False``. Ignored without a kernel.
 
     Attributes
     ----------
@@ -305,10 +328,12 @@ class LMNN(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         "kernel": [None, StrOptions({"precomputed"})],
         "kernel_neighbors": [StrOptions({"feature_space", "kernel_map"})],
         "init": [StrOptions({"identity"}), "array-like"],
-        "max_iter": [Interval(Integral, 0, None, closed="left")],
+        # from 1: scipy's L-BFGS-B takes a step at maxiter=0 too
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
         "solver": [StrOptions({"active_set", "dense"})],
         "verbose": ["verbose"],
+        "check_psd": ["boolean"],
     }
 
     def __init__(
@@ -323,6 +348,7 @@ class LMNN(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         tol: float = 1e-7,
         solver: str = "active_set",
         verbose: bool = False,
+        check_psd: bool = True,
     ):
         self.n_neighbors = n_neighbors
         self.push_weight = push_weight
@@ -334,6 +360,7 @@ class LMNN(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         self.tol = tol
         self.solver = solver
         self.verbose = verbose
+        self.check_psd = check_psd
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -376,6 +403,7 @@ class LMNN(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         -------
         self
         """
+        in_dtype = getattr(X, "dtype", None)
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
         check_classification_targets(y)
         if self.kernel == "precomputed" and X.shape[0] != X.shape[1]:
@@ -383,6 +411,8 @@ class LMNN(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
                 "Precomputed kernel matrix must be a square (n_train, n_train) matrix. "
                 f"Input is a {X.shape[0]}x{X.shape[1]} matrix."
             )
+        if self.kernel == "precomputed" and self.check_psd:
+            check_input_kernel(X, in_dtype)
         self.classes_, codes = check_neighbor_classes(y, self.n_neighbors)
         if target_neighbors is None:
             if (

@@ -83,8 +83,16 @@ class _KernelBankLMNN(ClassifierMixin, BaseEstimator):
             margin=self.margin,
             kernel=kernel,
         )
+        if kernel == "precomputed":
+            # LMNN's input is one member of the stack, their sum or a combination
+            # with weights mu >= 0: PSD when the members are, which fit checked
+            # (check_psd=True) or the caller vouched for (check_psd=False)
+            params["check_psd"] = False
         params.update(dict(self.lmnn_params or {}))
         return params
+
+    def _check_params(self) -> None:
+        """Checks ``_parameter_constraints`` cannot express (none here)."""
 
     def _normalized(self, K: np.ndarray) -> np.ndarray:
         return K if self.kernel_scales_ is None else K / self.kernel_scales_
@@ -103,6 +111,7 @@ class _KernelBankLMNN(ClassifierMixin, BaseEstimator):
         self
         """
         self._validate_params()
+        self._check_params()
         name = self.paper_name or type(self).__name__
         X, y = validate_data(self, X, y, allow_nd=True, dtype=np.float64)
         K = X[:, :, None] if X.ndim == 2 else X
@@ -456,7 +465,8 @@ class LMNNMKLP(_KernelBankLMNN):
     ----------
     w_grid : list of float, default=(1, 10, ..., 1e8)
         Sec. 6: "w ... was selected from {10^i | i = 0, 1, ..., 8} and was the
-        smallest value enough to achieve global convergence".
+        smallest value enough to achieve global convergence". Non-empty, every
+        ``w`` finite and > 0 (the weight of the rank penalty of eq. 15).
     max_iter : int, default=10
         Rounds of Algorithm 1 (Sec. 4.2: "most often converges in less than ten").
     tol : float, default=1e-3
@@ -543,6 +553,26 @@ class LMNNMKLP(_KernelBankLMNN):
         self.margin = margin
         self.check_psd = check_psd
         self.lmnn_params = lmnn_params
+
+    def _check_params(self) -> None:
+        """``w_grid``: a non-empty 1-D grid of finite weights > 0."""
+        try:
+            grid = np.asarray(self.w_grid, dtype=np.float64)
+        except (TypeError, ValueError):
+            grid = None
+        if (
+            grid is None
+            or grid.ndim != 1
+            or grid.size == 0
+            or not np.all(np.isfinite(grid))
+            or np.any(grid <= 0)
+        ):
+            raise ValueError(
+                f"{self.paper_name}: w_grid must be a non-empty list of finite "
+                f"weights w > 0 (the rank penalty of eq. 15, tried in order); got "
+                f"{self.w_grid!r}. Pass e.g. the paper's [1, 10, ..., 1e8] "
+                "(Sec. 6)."
+            )
 
     def _features(self, K):
         return np.tensordot(K, self.kernel_weights_, axes=([2], [0]))

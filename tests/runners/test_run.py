@@ -311,3 +311,29 @@ def test_a_method_of_ones_own_is_keyed_by_its_file(tmp_path, monkeypatch):
     assert set(first) == {"own_method_x.Own"}
     mod.write_text("from methods import SVM as Own  # edited\n")
     assert key_config(cfg)["method_sources"] != first
+
+
+def test_the_checked_gram_matrix_is_not_rechecked_by_a_nested_estimator():
+    """build_input checks the Gram matrix once: a learner nested in the estimator
+    (MetricKNN's LMNN) gets check_psd=False too, not a PSD check per fit."""
+    from sklearn.base import BaseEstimator, ClassifierMixin
+
+    from methods.metric_learning import LMNN
+    from runners.run import build_input
+
+    class Wrapper(ClassifierMixin, BaseEstimator):
+        def __init__(self, inner=None, kernel="linear", check_psd=True):
+            self.inner = inner
+            self.kernel = kernel
+            self.check_psd = check_psd
+
+        def __sklearn_tags__(self):
+            tags = super().__sklearn_tags__()
+            tags.input_tags.pairwise = True
+            return tags
+
+    X = np.random.default_rng(0).normal(size=(12, 3))
+    kcfg = {"name": "linear", "kernel": "linear", "degree": 1, "sigma": 1.0,
+            "normalize": None}  # fmt: skip
+    est, _ = build_input(Wrapper(LMNN(kernel="precomputed")), X, kcfg, True)
+    assert est.check_psd is False and est.inner.check_psd is False
