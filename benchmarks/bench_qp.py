@@ -302,10 +302,13 @@ def scaling(sizes: list[int], repeats: int, same_tol: bool = False) -> int:
                 logn = np.log([r["n"] for r in cells])
                 e_svm = np.polyfit(logn, np.log([r["svm"] for r in cells]), 1)[0]
                 e_svc = np.polyfit(logn, np.log([r["svc"] for r in cells]), 1)[0]
+                # the target as issue 14 states it, no allowance: a gap below this
+                # machine's run-to-run spread is reported as missed, with its size
                 report(
                     f"exponent {kernel} C={C:g}: SVM <= SVC",
-                    f"n^{e_svm:.2f} vs n^{e_svc:.2f}",
-                    e_svm <= e_svc + 0.05,
+                    f"n^{e_svm:.2f} vs n^{e_svc:.2f}"
+                    + (f" (by {e_svm - e_svc:.2f})" if e_svm > e_svc else ""),
+                    e_svm <= e_svc,
                 )
     if same_tol:
         same = [r["svm"] / r["svc_same_tol"] for r in rows]
