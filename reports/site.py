@@ -45,6 +45,12 @@ DEFAULT_OUT = REPO_ROOT / "site"
 MAX_SIDE_ROWS = 60
 # Distance bands, in standard errors of the published proportion (cell colours).
 SE_BANDS = ((1.0, "se1"), (2.0, "se2"), (3.0, "se3"))
+# Bands of a table whose paper publishes a std over splits instead (arbf): the
+# paper's own criterion, within one published std or not.
+STD_BANDS = ("std1", "std_out")
+# The known-divergence statuses the README defines, in the order the pages show
+# them; any other status in the list is shown after them, not dropped.
+DIVERGENCE_STATUSES = ("explained", "unattainable", "open")
 SITE_PACKAGES = (
     "numpy",
     "scipy",
@@ -166,6 +172,13 @@ PAPERS: tuple[Paper, ...] = (
                 "Table 1 and Fig. 2",
                 "reproduce-arbf",
                 figures=("fig2.png",),
+                # the Sec. 5 claim and the check runs; the label-AUC check exists
+                # only when its records do
+                side=(
+                    "claims.csv",
+                    "table1_check_variants.csv",
+                    "table1_check_label_auc.csv",
+                ),
             ),
         ),
     ),
@@ -224,6 +237,11 @@ class Cell:
     footnote: int | None = None
     lowest: bool = False
     digits: int = 2
+    # tables with a std over splits (arbf): both stds, and the table's own flag of
+    # the reproduced mean lying within one published std (None: no such flag)
+    std: float | None = None
+    published_std: float | None = None
+    within_std: bool | None = None
 
     @property
     def z(self) -> float | None:
@@ -237,6 +255,8 @@ class Cell:
         if self.reproduced is None:
             return "missing"
         if z is None:
+            if self.within_std is not None:
+                return STD_BANDS[0] if self.within_std else STD_BANDS[1]
             return "nose"
         for limit, name in SE_BANDS:
             if z <= limit + 1e-9:
@@ -250,12 +270,25 @@ class Cell:
 
     @property
     def unlisted(self) -> bool:
-        """Outside 2 SE and not in the known-divergence list (†)."""
+        """Outside the table's criterion and not in the known-divergence list (†).
+
+        The criterion is 2 SE when the cell has an SE, else one published std when
+        the table flags that (arbf has no SE, and its cells outside one std must be
+        listed like any other).
+        """
+        if self.divergence:
+            return False
         z = self.z
-        return z is not None and z > 2 + 1e-9 and not self.divergence
+        if z is not None:
+            return z > 2 + 1e-9
+        return self.reproduced is not None and self.within_std is False
 
     def fmt(self, v: float | None) -> str:
         return "—" if v is None else f"{v:.{self.digits}f}"
+
+    def fmt_std(self, v: float | None) -> str:
+        """`` ± std`` after a mean, or nothing when the table gives no std."""
+        return "" if v is None else f" ± {v:.{self.digits}f}"
 
     @property
     def title(self) -> str:
@@ -263,18 +296,34 @@ class Cell:
         if self.reproduced is None:
             parts.append(f"not reproduced: {self.reason or 'no record'}")
         else:
-            parts.append(f"reproduced {self.fmt(self.reproduced)}")
+            parts.append(
+                f"reproduced {self.fmt(self.reproduced)}{self.fmt_std(self.std)}"
+            )
         if self.published is not None:
-            parts.append(f"published {self.fmt(self.published)}")
+            parts.append(
+                f"published {self.fmt(self.published)}"
+                f"{self.fmt_std(self.published_std)}"
+            )
         if self.reproduced is not None and self.published is not None:
             parts.append(f"delta {self.reproduced - self.published:+.{self.digits}f}")
-        if self.se:
-            parts.append(f"SE {self.se:.{self.digits}f} ({self.z:.1f} SE)")
+        z = self.z
+        if z is not None:
+            parts.append(f"SE {self.se:.{self.digits}f} ({z:.1f} SE)")
+        elif self.se:
+            # an SE but no distance (no reproduced number): the SE alone
+            parts.append(f"SE {self.se:.{self.digits}f}")
+        if self.reproduced is not None and self.within_std is not None:
+            parts.append(
+                "within one published std"
+                if self.within_std
+                else "outside one published std"
+            )
         text = ", ".join(parts)
         if self.divergence:
             text += f". Known divergence {self.divergence}"
         elif self.unlisted:
-            text += ". Outside 2 SE and not in the known-divergence list"
+            what = "2 SE" if z is not None else "one published std"
+            text += f". Outside {what} and not in the known-divergence list"
         return text
 
 
@@ -303,10 +352,33 @@ def _truthy(v: Any) -> bool:
     return str(v).strip().lower() in ("true", "1", "yes")
 
 
+def _missing(v: Any) -> bool:
+    """None or NaN (a CSV's empty field), as :func:`pandas.isna` of a scalar."""
+    try:
+        return bool(pd.isna(v))
+    except (TypeError, ValueError):  # a list-like value is not missing
+        return False
+
+
+def _has_result(row: dict[str, Any], cell: Cell) -> bool:
+    """Whether a long table's row counts as reproduced: ``status == "ok"`` when the
+    table has a status column (what its own summary counts), else a number."""
+    if "status" in row and not _missing(row["status"]):
+        return str(row["status"]) == "ok"
+    return cell.reproduced is not None
+
+
 # Value columns of the papers' long tables under other names: lmnnmkl writes
-# accuracy_pct beside published_pct and se_pct, arbf auc_mean beside published_mean
-# (its published spread is a std over splits, not a binomial SE: no SE band).
-_VALUE_ALIASES = {"accuracy_pct": "reproduced_pct", "auc_mean": "reproduced_mean"}
+# accuracy_pct beside published_pct and se_pct, arbf auc_mean and auc_std beside
+# published_mean and published_std (its published spread is a std over splits, not a
+# binomial SE: no SE band, its own within_1std flag instead).
+_VALUE_ALIASES = {
+    "accuracy_pct": "reproduced_pct",
+    "auc_mean": "reproduced_mean",
+    "auc_std": "reproduced_std",
+}
+# The flag of a cell within one published std (arbf's criterion).
+WITHIN_STD_COLUMN = "within_1std"
 
 
 def read_table(path: Path) -> pd.DataFrame:
@@ -345,7 +417,12 @@ def is_long_format(df: pd.DataFrame) -> str | None:
     if not {"dataset", "method"} <= set(df.columns):
         return None
     for c in df.columns:
-        if c.startswith("reproduced_") and f"published_{c[11:]}" in df.columns:
+        # a std is the spread beside a table's value, never the value itself
+        if (
+            c.startswith("reproduced_")
+            and c != "reproduced_std"
+            and f"published_{c[11:]}" in df.columns
+        ):
             return c[11:]
     return None
 
@@ -388,6 +465,10 @@ def long_blocks(
     """Blocks of a long table (mlsvm-style: one row per kernel, dataset, method)."""
     rep, pub = f"reproduced_{suffix}", f"published_{suffix}"
     se_col = next((c for c in (f"se_{suffix}", "se") if c in df.columns), None)
+    rep_std, pub_std = (
+        c if c in df.columns else None for c in ("reproduced_std", "published_std")
+    )
+    within_col = WITHIN_STD_COLUMN if WITHIN_STD_COLUMN in df.columns else None
     block_col = "kernel" if "kernel" in df.columns else None
     ktitles = kernel_titles()
     blocks = []
@@ -410,15 +491,23 @@ def long_blocks(
                 div = str(d.get("known_divergence") or "")
                 if div == "nan":
                     div = ""
+                reason = d.get("reason")
                 cell = Cell(
                     _num(d[rep]),
                     _num(d[pub]),
                     _num(d.get(se_col)) if se_col else None,
-                    reason=str(d.get("reason") or "").replace("nan", "")
+                    # only a NaN/None reason is empty: its text is kept as written
+                    reason=("" if _missing(reason) else str(reason))
                     or str(d.get("status", "")),
                     divergence=div,
                     lowest=_truthy(d.get("lowest")),
+                    std=_num(d.get(rep_std)) if rep_std else None,
+                    published_std=_num(d.get(pub_std)) if pub_std else None,
                 )
+                if within_col and _has_result(d, cell):
+                    # a cell without a result has no distance to flag (its
+                    # within_1std is False by default, not a measured miss)
+                    cell.within_std = _truthy(d.get(within_col))
                 if div:
                     cell.footnote = _footnote(
                         footnotes,
@@ -566,6 +655,18 @@ class ArtifactSummary:
             return "—"
         return f"{k} ({100 * k / self.with_se:.0f}%)"
 
+    def divergence_items(self) -> list[tuple[str, int]]:
+        """(status, count) of the listed divergences: the README's statuses first,
+        then any other status the list uses (shown, not silently dropped)."""
+        known = [st for st in DIVERGENCE_STATUSES if self.divergences.get(st)]
+        other = sorted(
+            st
+            for st, k in self.divergences.items()
+            if k and st not in DIVERGENCE_STATUSES
+        )
+        # a row with an empty status is still a listed divergence
+        return [(st or "no status", self.divergences[st]) for st in (*known, *other)]
+
 
 def table_cells(df: pd.DataFrame) -> list[Cell]:
     suffix = is_long_format(df)
@@ -610,6 +711,26 @@ def _paper_methods(paper: str) -> frozenset[str] | None:
     return frozenset(df["method"].astype(str)) if "method" in df.columns else None
 
 
+def _experiment_methods(experiment: str) -> frozenset[str]:
+    """The methods the experiment's own config gives a search grid.
+
+    A run of the artifact that publishes no number of its own still belongs to
+    reproducing it: arbf's Fig. 2 curves come from ``arbf_t150``, which
+    ``conf/experiment/arbf_table1.yaml`` gives a grid and ``make reproduce-arbf``
+    runs as a second sweep of the same experiment. (Keys such as ``default`` name
+    no method and match no record.)
+    """
+    from omegaconf import OmegaConf
+
+    from reports.records import CONF_DIR
+
+    path = CONF_DIR / "experiment" / f"{experiment}.yaml"
+    if not path.exists():
+        return frozenset()
+    grids = OmegaConf.select(OmegaConf.load(path), "search.grids") or {}
+    return frozenset(str(k) for k in grids.keys())
+
+
 def record_stats(
     results: Path, experiment: str | None, paper: str | None = None
 ) -> dict[str, Any]:
@@ -617,8 +738,10 @@ def record_stats(
 
     Only what reproducing the artifact runs counts: the experiment's own config
     (:func:`reports.records.is_own_run`; a check or variant run with other overrides
-    does not), and, when the paper's published CSV names methods, only those (a
-    method of a user's own, run in the same sweep, does not).
+    does not), and, when the paper's published CSV names methods, only those and
+    the methods the experiment's config gives a grid (:func:`_experiment_methods`:
+    arbf's Fig. 2 run of ``arbf_t150``); a method of a user's own, run in the same
+    sweep, does not count.
     """
     from reports.records import experiment_choices, is_own_run, sweep_keys
 
@@ -627,6 +750,8 @@ def record_stats(
     keys = sweep_keys(experiment)
     choices = experiment_choices(experiment)
     methods = _paper_methods(paper) if paper else None
+    if methods is not None:
+        methods |= _experiment_methods(experiment)
     total, n, versions, started, finished = 0.0, 0, Counter(), [], []
     for path in (results / experiment).rglob("*.json"):
         if path.name.startswith(".tmp-"):
@@ -695,14 +820,14 @@ def summarize(
         f"reports/generated/{paper.key}/{f.name}" for f in figs if not f.exists()
     ]
     s = ArtifactSummary(paper.key, art, "not reproduced yet", missing)
-    kd = known[(known.paper == paper.key) & (known.artifact == art.key)]
-    s.divergences = dict(Counter(kd.status))
     if has_table:
         df = read_table(csv)
-        if "within_1std" in df.columns:
-            flags = df["within_1std"].dropna().map(_truthy)
-            s.with_std, s.within_std = len(flags), int(flags.sum())
         cells = table_cells(df)
+        if WITHIN_STD_COLUMN in df.columns:
+            # of the reproduced cells only, as the table's own summary counts them
+            # (a missing cell's flag is False by default, not a miss)
+            flagged = [c.within_std for c in cells if c.within_std is not None]
+            s.with_std, s.within_std = len(flagged), sum(flagged)
         s.cells_total = sum(c.published is not None for c in cells) or len(cells)
         s.cells = sum(c.reproduced is not None for c in cells)
         s.gaps = dict(
@@ -717,12 +842,17 @@ def summarize(
         if se_cells:
             s.within1 = sum(c.band == "se1" for c in se_cells)
             s.within2 = sum(c.band in ("se1", "se2") for c in se_cells)
-            s.unlisted = sum(c.unlisted for c in se_cells)
+        # outside 2 SE, or outside one published std where there is no SE
+        s.unlisted = sum(c.unlisted for c in cells)
         s.regenerated = last_commit_date(csv)
     elif any(f.exists() for f in figs):
         s.regenerated = last_commit_date(next(f for f in figs if f.exists()))
     present = has_table if is_table else any(f.exists() for f in figs)
     if present:
+        # the listed divergences are of the artifact's cells: none to count
+        # before its table (or figure) exists
+        kd = known[(known.paper == paper.key) & (known.artifact == art.key)]
+        s.divergences = dict(Counter(kd.status))
         s.status = (
             "reproduced"
             if (not s.cells_total or s.cells == s.cells_total)

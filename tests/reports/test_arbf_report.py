@@ -46,6 +46,44 @@ def test_claim_rows_follow_the_table(table):
         assert c.best_arbf == pytest.approx(g[["arbf_t20", "arbf_t50"]].max())
 
 
+def _claim_frame(values: dict[str, float]) -> pd.DataFrame:
+    return pd.DataFrame(
+        {"dataset": "x", "method": list(values), "auc_mean": list(values.values())}
+    )
+
+
+def test_claim_needs_a_strict_win_over_every_competitor():
+    full = {
+        "komd": 90.0,
+        "knn_raw": 80.0,
+        "knn_lmnn": 70.0,
+        "knn_gb_lmnn": 75.0,
+        "arbf_t20": 91.0,
+        "arbf_t50": np.nan,
+    }
+    assert claim_best_on_all(_claim_frame(full)).held.tolist() == [True]
+    # a tie with the best competitor is not "the best AUC"
+    tie = {**full, "arbf_t20": 90.0}
+    assert claim_best_on_all(_claim_frame(tie)).held.tolist() == [False]
+    # a competitor with no cell (NaN, or no row at all) cannot be beaten: not held
+    for missing in ("komd", "knn_lmnn"):
+        nan = {**full, missing: np.nan}
+        assert claim_best_on_all(_claim_frame(nan)).held.tolist() == [False]
+        absent = {k: v for k, v in full.items() if k != missing}
+        assert claim_best_on_all(_claim_frame(absent)).held.tolist() == [False]
+
+
+def test_claim_of_the_committed_table_is_unchanged(table):
+    """All 36 cells, no ties: the committed claims.csv (and so table1.md's claim
+    table and its "held" line) is what the rule gives."""
+    committed = pd.read_csv(GENERATED_DIR / "arbf" / "claims.csv")
+    claim = claim_best_on_all(table).round(4)
+    pd.testing.assert_frame_equal(claim, committed, check_dtype=False)
+    md = (GENERATED_DIR / "arbf" / "table1.md").read_text()
+    n = int(claim.held.sum())
+    assert f"**held** in the reproduction ({n} of {len(claim)} datasets)." in md
+
+
 def _record(method, overrides, decision, status="ok"):
     y = [1, -1, 1, -1, 1, -1, 1, -1]
     return {
