@@ -12,7 +12,7 @@ import ast
 import functools
 import importlib.util
 import itertools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -166,14 +166,16 @@ def grid_top(rec: dict[str, Any]) -> str:
     """
     grid = (rec.get("config") or {}).get("grid") or {}
     folds = rec.get("folds") or []
+    if not isinstance(grid, Mapping) or not folds:  # a staged grid: a list of stages
+        return ""
     edges = []
     for param, values in grid.items():
-        if not folds or len(values) < 2:
+        # only a numeric axis has an edge (not strings, booleans or lists)
+        if not isinstance(values, (list, tuple)) or len(values) < 2 or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in values
+        ):
             continue
-        try:
-            top = max(values)
-        except TypeError:  # a categorical grid has no edge
-            continue
+        top = max(values)
         if all((f.get("best_params") or {}).get(param) == top for f in folds):
             edges.append(f"{param}={top:g}")
     return ", ".join(edges)

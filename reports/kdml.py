@@ -16,7 +16,6 @@ from scipy import stats
 from reports.guard import ReportError, filled_cells, guard_table, output_dir
 from reports.records import load_records
 from reports.render import markdown_table, write_csv, write_text
-from runners.provenance import code_version
 
 OUT = "kdml"
 METHODS = {  # method id -> the paper's name (Figs. 1-2 legend)
@@ -241,11 +240,15 @@ def _method2_warns(r: dict) -> bool:
     """Whether the code that wrote ``r`` warns when Method 2 stops at ``max_iter``.
 
     Earlier code let it stop silently, and nothing in its config tells the two
-    apart (unlike Method 1's ``max_metric_norm``): only a record of this code
-    version (whose KDMLParamKernel warns) or one that holds a warning (only code
-    that warns writes one) is known to have counted its stops.
+    apart (unlike Method 1's ``max_metric_norm``). The code that warns also
+    records the metric learner's convergence in each fold's ``solver``
+    (``metric_converged``, runners.protocols.solver_diagnostics), so a record with
+    that key, or one that holds a warning, counted its stops.
     """
-    return _warnings(r) > 0 or r["config"].get("code_version") == code_version()
+    folds = r.get("folds") or []
+    return _warnings(r) > 0 or any(
+        "metric_converged" in (f.get("solver") or {}) for f in folds
+    )
 
 
 def method2_stops(records: list[dict]) -> str:
@@ -259,7 +262,7 @@ def method2_stops(records: list[dict]) -> str:
     counted = [r for r in recs if _method2_warns(r)]
     n_old = len(recs) - len(counted)
     old = (
-        f"{n_old} records of other code versions, which may predate that warning; "
+        f"{n_old} records of code that may predate that warning; "
         "rerun them to count"
     )
     if not counted:

@@ -275,7 +275,8 @@ def solver_diagnostics(estimator: Any) -> dict[str, Any]:
     another solver inside it adds that one's: LMNN-MKL_P's ``converged`` is its
     outer alternation's (lmnnmkl Algorithm 1), ``lmnn_converged`` whether the LMNN
     of every metric step stopped on its ``tol``, ``rank_one`` whether every weight
-    step reached eq. 17.
+    step reached eq. 17; a kNN classifier on a learned metric (MetricKNN) adds
+    ``metric_converged``, its metric learner's.
     """
     out: dict[str, Any] = {}
     for attr, key in (
@@ -312,6 +313,12 @@ def solver_diagnostics(estimator: Any) -> dict[str, Any]:
     if weights is not None:
         # MKL: the learned convex combination, averaged over one-vs-one pairs
         out["kernel_weights"] = np.atleast_2d(weights).mean(axis=0).tolist()
+    # a learned metric inside a kNN classifier (MetricKNN): whether its solver
+    # converged; kdml's report also takes the key as the sign of code that warns
+    # when Method 2 stops at max_iter
+    learner = getattr(estimator, "metric_learner_", None)
+    if learner is not None and getattr(learner, "converged_", None) is not None:
+        out["metric_converged"] = bool(np.all(learner.converged_))
     return out
 
 

@@ -598,8 +598,9 @@ def _record_of(folds: Sequence[Any], X: np.ndarray, y: np.ndarray) -> dict[str, 
     n_err = int(np.sum(y_pred != y_true))
     # every solver of every fold, an inner one too (LMNN-MKL_P's metric steps)
     converged = all(
-        f.solver.get("converged", True) and f.solver.get("lmnn_converged", True)
+        f.solver.get(key, True)
         for f in folds
+        for key in ("converged", "lmnn_converged", "metric_converged")
     )
     return {
         "status": "ok",

@@ -21,8 +21,10 @@ values reports compute AUC from, ...): there a ``null`` would pass a wrong numbe
 as a missing one, so an ``ok`` record with one is refused
 (:class:`UnstorableRecordError`, naming the file and the field) and the runner
 records the run as an error instead (:func:`nonfinite_results`). An ``error`` record
-never replaces a finished one: a worker whose copy of a cell failed leaves the
-record of the worker that finished it (:meth:`ResultStore.write`).
+does not replace a finished one: a worker whose copy of a cell failed leaves the
+record of the worker that finished it (:meth:`ResultStore.write`; but for a finished
+record renamed in within the microseconds between the last check and the rename,
+which the next sweep then recomputes, as an error record is never cached).
 """
 
 from __future__ import annotations
@@ -333,9 +335,11 @@ class ResultStore:
 
         Concurrent writers of one path each use their own temp file; the last
         rename wins and the record is always whole, with one exception: a record
-        that is not finished (``error``) never replaces one that is, so a worker
-        whose copy of a shared cell failed cannot undo the worker that finished
-        it. Non-finite floats are stored as ``null`` (see the module docstring).
+        that is not finished (``error``) does not replace one that is, so a worker
+        whose copy of a shared cell failed does not undo the worker that finished
+        it (but for the window between the last check and the rename; see
+        :func:`_place_unless_kept`). Non-finite floats are stored as ``null`` (see
+        the module docstring).
 
         Parameters
         ----------

@@ -318,3 +318,26 @@ def test_method1_config_states_the_stopping_rule():
     )
     default = inspect.signature(KDMLFixedKernel).parameters["max_metric_norm"].default
     assert conf.metric_learner.max_metric_norm == default
+
+
+def test_method2_convergence_reaches_the_record(problem):
+    """MetricKNN hides its learner's converged_: solver_diagnostics records it as
+    metric_converged, and a run's converged counts it."""
+    from methods.metric_learning import KDMLParamKernel, MetricKNN
+    from runners.protocols import FoldResult, solver_diagnostics
+    from runners.run import _record_of
+
+    _, X, codes, _, _ = problem
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf = MetricKNN(KDMLParamKernel(max_iter=1, tol=0.0)).fit(X, codes)
+    diag = solver_diagnostics(clf)
+    assert diag["metric_converged"] is False
+    fold = FoldResult(
+        repetition=0, split=0, test_idx=np.arange(3), y_pred=codes[:3],
+        decision=None, best_params={}, inner_mean_test_error={}, fit_seconds=0.0,
+        search_seconds=0.0, predict_seconds=0.0, solver=diag,
+        inner_convergence_warnings=1,
+    )
+    assert _record_of([fold], X, codes)["converged"] is False
+    assert "metric_converged" not in solver_diagnostics(MetricKNN().fit(X, codes))

@@ -114,6 +114,12 @@ def test_grid_top_flags_a_selection_pinned_to_the_grid_edge():
     assert grid_top(rec([{"C": 1000}] * 3, {"C": [1000]})) == ""  # no grid to leave
     assert grid_top(rec([{"k": "a"}] * 3, {"k": ["a", 1]})) == ""  # categorical
     assert grid_top({"config": {}, "folds": []}) == ""
+    assert grid_top(rec([{"solver": "b"}] * 3, {"solver": ["a", "b"]})) == ""
+    assert grid_top(rec([{"w": [1, 2]}] * 3, {"w": [[0, 1], [1, 2]]})) == ""
+    assert grid_top(rec([{"s": True}] * 3, {"s": [False, True]})) == ""
+    staged = {"config": {"grid": [{"C": [1, 10]}, {"mu": [1, 10]}]},
+              "folds": [{"best_params": {"C": 10}}]}  # fmt: skip
+    assert grid_top(staged) == ""
 
 
 def test_identical_predictions_are_counted_per_method_pair(smoke_results, tmp_path):
