@@ -62,8 +62,10 @@ _BLAS_MODULES = ("scipy.linalg", "cvxopt")
 
 
 def _numpy_cpu_features() -> list[str]:
-    """The CPU features numpy runs with: those of the machine it detected, less any
-    ``NPY_DISABLE_CPU_FEATURES`` turned off (both show as False)."""
+    """The CPU features numpy reports as on: those of the machine it detected, less
+    the dispatch targets ``NPY_DISABLE_CPU_FEATURES`` turned off (numpy 2.4 shows
+    a disabled group such as ``X86_V4`` as False while its members, e.g.
+    ``AVX512_SKX``, stay True; the variable itself is in ``kernel_env``)."""
     try:
         from numpy._core._multiarray_umath import __cpu_features__
     except ImportError:  # numpy < 2

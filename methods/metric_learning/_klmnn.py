@@ -46,7 +46,9 @@ def _check_kpca_params(
         isinstance(n_components, kind) and n_components >= 1
     ):
         raise ValueError(
-            f"{owner}: n_components must be an integer >= 1, or None for every "
+            f"{owner}: n_components must be "
+            + ("an integer" if integer else "a number")
+            + " >= 1, or None for every "
             f"component with a non-zero eigenvalue; got {n_components!r}."
         )
 

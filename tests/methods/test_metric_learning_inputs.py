@@ -215,7 +215,7 @@ BAD_PARAMS = [
         "klmnn-n_components-0",
         KLMNN(n_components=0),
         "X",
-        r"KLMNN: n_components must be an integer >= 1, or None",
+        r"KLMNN: n_components must be a number >= 1, or None",
     ),
     _case(
         "klmnn-n_components-half", KLMNN(n_components=0.5), "X", "KLMNN: n_components"
