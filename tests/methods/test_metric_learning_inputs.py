@@ -34,6 +34,7 @@ from methods.metric_learning import (
 )
 from methods.metric_learning._kernel_weights import PStepProblem, weight_step
 from methods.metric_learning._lmnn_mkl import fitted_learner
+from tests.methods.test_psd_checks import _asymmetric, _minus_top_direction
 
 _BANK = [KernelSpec("linear"), KernelSpec("gaussian", sigma=2.0)]
 
@@ -47,16 +48,7 @@ def data():
     return X, y, K
 
 
-def _not_psd(K: np.ndarray) -> np.ndarray:
-    """``K`` minus twice its largest eigenvalue along the top eigenvector."""
-    w, V = np.linalg.eigh(K)
-    return K - 2.0 * w[-1] * np.outer(V[:, -1], V[:, -1])
-
-
-def _asymmetric(K: np.ndarray) -> np.ndarray:
-    A = K.copy()
-    A[0, 1] += 0.5
-    return A
+_not_psd = _minus_top_direction
 
 
 def _input(kind: str, X: np.ndarray, K: np.ndarray) -> np.ndarray:

@@ -7,43 +7,12 @@ import json
 import pandas as pd
 
 import reports.wrbf as wrbf
-
-
-def _record(method: str, correct: list[int]) -> dict:
-    return {
-        "key": f"k-{method}",
-        "label": f"{method}[kernel=none]",
-        "experiment": "wrbf_table1",
-        "dataset": "iris+glass",
-        "original_dataset": "iris",
-        "noise_donor": "glass",
-        "method": method,
-        "kernel": "none",
-        "seed": 0,
-        "status": "ok",
-        "config": {"code_version": "test"},
-        "overrides": [
-            "experiment=wrbf_table1",
-            "dataset=iris",
-            "dataset.noise_donor=glass",
-            f"method={method}",
-        ],
-        "finished": "2026-01-01T00:00:00",
-        "folds": [
-            {
-                "repetition": i,
-                "n_test": 10,
-                "n_errors": 10 - c,
-                "solver": {"dual_objective": 1.0 + c, "converged": True},
-            }
-            for i, c in enumerate(correct)
-        ],
-    }
+from tests.reports.test_guard import _wrbf_record
 
 
 def test_claims_csv_keeps_a_tiny_p_value(tmp_path, monkeypatch):
     for method, correct in (("rbf", [7, 8, 6]), ("wrbf", [8, 8, 9])):
-        rec = _record(method, correct)
+        rec = _wrbf_record("iris", "glass", method, correct)
         path = tmp_path / "results" / "wrbf_table1" / rec["dataset"] / f"{method}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(rec))
