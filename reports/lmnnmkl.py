@@ -6,7 +6,8 @@ experiment and write ``reports/generated/lmnnmkl/<artifact>.{md,tex,csv}`` and
 binomial SE of the published proportion, McNemar's score per dataset (1 / 0.5 / 0
 per pairwise comparison at p = 0.05, Sec. 6.1) and the +/-/= marks of NR-LMNN-MKL
 and LMNN-MKL_P against LMNN_H and LMNN-MKL_CV beside the published ones, and the
-kernel weights LMNN-MKL_P learned (mean over the outer folds / splits).
+kernel weights LMNN-MKL_P learned (mean and sample std, ddof = 1, over the outer
+folds / splits).
 Reports only read records; a table is never overwritten with fewer cells.
 """
 
@@ -110,8 +111,10 @@ PROTOCOL_NOTES = {
         "pairwise Euclidean distance of the view over all 2000 rows "
         "(`kernel=mfeat_views`).",
         "1-NN: Euclidean on the concatenated standardized views (`kernel=none`).",
-        "SE: binomial over the distinct test instances (2000), McNemar on the pooled "
-        "predictions of the 10 splits.",
+        "SE: binomial over the distinct test instances, the rows in at least one "
+        "split's test half (CSV column `n_test_distinct`; random splits can leave a "
+        "row out of every test half), McNemar on the pooled predictions of the 10 "
+        "splits.",
         "LMNN-MKL_CV and LMNN-MKL_P: as Table 1, over the 6 view kernels.",
     ],
 }
@@ -289,7 +292,9 @@ def build_cells(
                         "published_dataset": dname,
                         "kernel": lab,
                         "mean_weight": float(w[:, k].mean()),
-                        "std_weight": float(w[:, k].std()),
+                        "std_weight": float(w[:, k].std(ddof=1))
+                        if len(w) > 1
+                        else np.nan,
                         "n_folds_selected": int(np.sum(w[:, k] > 1e-3)),
                     }
                 )

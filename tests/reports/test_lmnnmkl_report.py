@@ -140,3 +140,22 @@ def test_note_is_empty_for_one_solver_methods_and_unfinished_cells():
         }
     )
     assert lmnnmkl.outer_only_note(cells) == ""
+
+
+def test_weight_std_is_the_sample_std_over_folds():
+    rec = _record("lmnn_mkl_p", True, True, n_folds=3)
+    rows = np.array([[0.7, 0.3], [0.5, 0.5], [0.9, 0.1]])
+    for fold, w in zip(rec["folds"], rows):
+        fold["solver"]["kernel_weights"] = list(w) + [0.0] * 18
+    _, weights = lmnnmkl.build_cells([rec], "table1")
+    first = weights[weights.published_dataset == "sonar"].iloc[0]
+    assert first.mean_weight == pytest.approx(0.7)
+    assert first.std_weight == pytest.approx(np.std(rows[:, 0], ddof=1))
+    assert first.std_weight != pytest.approx(np.std(rows[:, 0]))
+
+
+def test_weight_std_of_one_fold_is_undefined():
+    _, weights = lmnnmkl.build_cells(
+        [_record("lmnn_mkl_p", True, True, n_folds=1)], "table1"
+    )
+    assert weights.std_weight.isna().all()
