@@ -9,23 +9,29 @@ from methods._qp._result import QPResult
 
 
 def rho_from_kkt(problem: BoxQP, z: np.ndarray, tol: float = 1e-8) -> float:
-    """LIBSVM's ``rho``: mean of ``s_a G_a`` over free variables, else the midpoint."""
-    G = problem.s * (problem.K[np.ix_(problem.idx, problem.idx)] @ (problem.s * z))
-    G = G + problem.p
+    """LIBSVM's ``rho``: mean of ``s_a G_a`` over free variables, else the midpoint.
+
+    A variable within ``tol * max(U_max, 1)`` of a bound counts as at that bound.
+    With no free variable any ``rho`` in ``[lb, ub]`` satisfies the KKT conditions
+    (``s_a G_a <= rho`` for ``z_a = U_a, s_a = +1`` and ``z_a = 0, s_a = -1``;
+    ``s_a G_a >= rho`` for the other two kinds), and LIBSVM's ``calculate_rho``
+    takes the midpoint: ``lb`` the largest ``s_a G_a`` of the first kinds, ``ub``
+    the smallest of the second.
+    """
+    g = problem.coef(z)
+    G = problem.s * (problem.K @ g)[problem.idx] + problem.p
     sG = problem.s * G
     scale = max(float(np.max(problem.U)), 1.0)
-    free = (z > tol * scale) & (z < problem.U - tol * scale)
+    at_top = z >= problem.U - tol * scale
+    at_zero = z <= tol * scale
+    free = ~(at_top | at_zero)
     if np.any(free):
         return float(np.mean(sG[free]))
-    # No free variable: rho lies in [lb, ub] given by the bound variables (LIBSVM).
-    up = ((problem.s > 0) & (z < problem.U - tol * scale)) | (
-        (problem.s < 0) & (z > tol * scale)
-    )
-    low = ((problem.s > 0) & (z > tol * scale)) | (
-        (problem.s < 0) & (z < problem.U - tol * scale)
-    )
-    ub = np.min(sG[low]) if np.any(low) else np.inf
-    lb = np.max(sG[up]) if np.any(up) else -np.inf
+    pos = problem.s > 0
+    low = (at_top & pos) | (at_zero & ~pos)
+    up = (at_zero & pos) | (at_top & ~pos)
+    lb = np.max(sG[low]) if np.any(low) else -np.inf
+    ub = np.min(sG[up]) if np.any(up) else np.inf
     if np.isfinite(ub) and np.isfinite(lb):
         return float((ub + lb) / 2)
     return float(ub if np.isfinite(ub) else lb)

@@ -48,6 +48,7 @@ import numpy as np
 from numba import njit
 from threadpoolctl import ThreadpoolController
 
+from methods._qp._cvxopt import rho_from_kkt
 from methods._qp._problems import BoxQP
 from methods._qp._result import QPResult
 from methods._qp._smo import SMO_TOL, _numba_array, project_feasible, solve_smo
@@ -65,6 +66,11 @@ RANK_RTOL = 1e-10
 # Variables within this fraction of U from a bound are snapped to it before the
 # SMO polish.
 _SNAP = 1e-9
+
+# After the polish, a "free" variable this close to a bound (relative to U) is a
+# rounding residue of the pair updates that started from an inexact point, not a
+# free multiplier: SMO from zero would have clipped it onto the bound.
+_RESIDUE = 1e-12
 
 # rank_exceeds factors principal submatrices of at least this many rows with
 # LAPACK (one BLAS thread): 0.03 s against 0.17 s for the row-wise loop at
@@ -615,12 +621,40 @@ def polish_smo(problem: BoxQP, z: np.ndarray, *, tol: float | None = None) -> QP
     top = z_snap >= (1.0 - _SNAP) * U
     z_snap[top] = U[top]
     z_snap = project_feasible(problem, z_snap)
-    return solve_smo(
+    result = solve_smo(
         problem,
         tol=SMO_TOL if tol is None else tol,
         z0=z_snap,
         max_iter=_POLISH_ITER * problem.n_vars,
     )
+    _drop_rounding_residues(problem, result)
+    return result
+
+
+def _drop_rounding_residues(problem: BoxQP, result: QPResult) -> None:
+    """Snap rounding residues of the polish onto their bounds; LIBSVM's rho.
+
+    With no free multiplier the KKT conditions leave ``rho`` an interval and
+    LIBSVM (and :func:`solve_smo` from zero) takes its midpoint. A variable left
+    ``1e-16 U`` below its bound by the polish would instead pin ``rho`` to its own
+    ``s_a G_a``, an end of that interval, which moves every decision value.
+    """
+    z, U = result.z, np.asarray(problem.U, dtype=np.float64)
+    free = (z > 0.0) & (z < U)
+    if not free.any():
+        return
+    near_zero = z <= _RESIDUE * U
+    near_top = z >= (1.0 - _RESIDUE) * U
+    if not np.all((near_zero | near_top)[free]):
+        return
+    z = z.copy()
+    z[free & near_zero] = 0.0
+    z[free & near_top] = U[free & near_top]
+    result.z = z
+    result.rho = rho_from_kkt(problem, z, tol=0.0)
+    result.objective = problem.objective(z)
+    if "n_free" in result.info:
+        result.info["n_free"] = 0
 
 
 def solve_ipm(

@@ -428,8 +428,13 @@ def test_auto_path_decisions_equal_the_all_problems_memo(path_memo, monkeypatch)
         c_index = Cs.index(float(problem.U[0]))
         ipm = c_index >= problem.ipm_from
         return qp.QPResult(
-            z=np.zeros(problem.n_vars), rho=0.0, objective=0.0, n_iter=0,
-            converged=True, solver="ipm" if ipm else "smo", info={},
+            z=np.zeros(problem.n_vars),
+            rho=0.0,
+            objective=0.0,
+            n_iter=0,
+            converged=True,
+            solver="ipm" if ipm else "smo",
+            info={},
         )
 
     monkeypatch.setattr(qp, "_solve_auto", fake_auto)
@@ -596,3 +601,43 @@ def test_smo_compact_block_leaves_iterates_unchanged(monkeypatch, eps):
         auto, ref = runs[name, "auto"], runs["never", "auto"]
         np.testing.assert_array_equal(auto.z, ref.z)
         assert (auto.n_iter, auto.rho, auto.solver) == (ref.n_iter, ref.rho, ref.solver)
+
+
+def _all_at_bound_problem(seed: int) -> BoxQP:
+    """A C-SVM dual with C so small that every multiplier ends at C (n+ = n-)."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((40, 3))
+    y = np.repeat([1.0, -1.0], 20)
+    return csvm_dual(X @ X.T, y, 1e-3)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_rho_from_kkt_is_libsvms_midpoint(seed):
+    from sklearn.svm import SVC
+
+    from methods._qp import rho_from_kkt
+
+    problem = _all_at_bound_problem(seed)
+    svc = SVC(kernel="precomputed", C=1e-3, tol=1e-8).fit(problem.K, problem.s)
+    z = np.zeros(problem.n_vars)
+    z[svc.support_] = np.abs(svc.dual_coef_[0])
+    assert np.all(z == problem.U)  # no free multiplier: rho is LIBSVM's midpoint
+    # sklearn's binary decision function is sum dual_coef k + intercept, = -rho;
+    # LIBSVM caches kernel rows in float32 (1e-10 here), the interval is ~2 wide
+    assert rho_from_kkt(problem, z) == pytest.approx(-svc.intercept_[0], abs=1e-8)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_polished_ipm_without_free_multiplier_takes_the_midpoint(seed):
+    problem = _all_at_bound_problem(seed)
+    smo = solve_smo(problem, tol=1e-8)
+    assert smo.info["n_free"] == 0
+    for res in (
+        solve_ipm(problem, polish_tol=1e-8),
+        solve_box_qp(problem, solver="ipm"),
+    ):
+        assert res.converged
+        # not an end of [lb, ub] pinned by a variable 1e-16 U below its bound
+        assert res.rho == pytest.approx(smo.rho, abs=1e-9)
+        np.testing.assert_array_equal(res.z, problem.U)
+        assert res.objective == pytest.approx(smo.objective, rel=1e-12)
