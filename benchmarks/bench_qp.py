@@ -538,19 +538,19 @@ def _loop_rank_check(K: np.ndarray, r_max: int) -> bool:
 
 def _rank_timings(n: int, repeats: int) -> dict[str, float] | None:
     """Median times of the two certificates, the fit and SVC; None if they disagree."""
-    from methods._qp import csvm_dual
     from methods._qp._ipm import rank_exceeds
 
     K, y = scaling_data(n, "gaussian")
-    ys = np.where(y == y.max(), 1.0, -1.0)
     r = n // 8
     if _loop_rank_check(K, r) != rank_exceeds(K, r):
         return None
+    ours = SVM(C=1000.0, kernel="precomputed", check_psd=False)
     svc = SVC(C=1000.0, kernel="precomputed")
+    # estimator against estimator, as the scaling section
     fns = {
         "loop": lambda: _loop_rank_check(K, r),
         "lapack": lambda: rank_exceeds(K, r),
-        "fit": lambda: solve_box_qp(csvm_dual(K, ys, 1000.0)),
+        "fit": lambda: ours.fit(K, y),
         "svc": lambda: svc.fit(K, y),
     }
     return {k: v[0] for k, v in measure(fns, repeats).items()}
@@ -562,7 +562,8 @@ def rank_check(sizes: list[int], repeats: int) -> int:
     Gaussian kernel of the scaling section, C = 1000 (a dual whose first SMO
     budget runs out, so "auto" checks the rank): the certificate with its
     Cholesky as the row-wise numba loop ("loop") and as LAPACK's ``dpotrf``
-    ("lapack", the default from ``_LAPACK_FROM`` rows), the "auto" fit, and SVC.
+    ("lapack", the default from ``_LAPACK_FROM`` rows), the "auto" fit
+    (``SVM(...).fit``, which runs the certificate itself), and ``SVC.fit``.
     Information only; the verdicts of the two factorizations must agree.
     """
     header = (
