@@ -81,7 +81,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from methods._qp._cvxopt import rho_from_kkt, solve_cvxopt
+from methods._qp._cvxopt import rho_bounds, rho_from_kkt, solve_cvxopt
 from methods._qp._ipm import (
     IPM_TOL,
     low_rank_factor,
@@ -317,6 +317,7 @@ __all__ = [
     "polish_smo",
     "project_feasible",
     "rank_exceeds",
+    "rho_bounds",
     "rho_from_kkt",
     "solve_box_qp",
     "solve_cvxopt",

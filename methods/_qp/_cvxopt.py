@@ -8,33 +8,48 @@ from methods._qp._problems import BoxQP
 from methods._qp._result import QPResult
 
 
-def rho_from_kkt(problem: BoxQP, z: np.ndarray, tol: float = 1e-8) -> float:
-    """LIBSVM's ``rho``: mean of ``s_a G_a`` over free variables, else the midpoint.
+def rho_bounds(
+    problem: BoxQP, z: np.ndarray, tol: float = 1e-8
+) -> tuple[float | None, float, float]:
+    """``(mean of s_a G_a over the free variables or None, lb, ub)`` at ``z``.
 
-    A variable within ``tol * max(U_max, 1)`` of a bound counts as at that bound.
-    With no free variable any ``rho`` in ``[lb, ub]`` satisfies the KKT conditions
-    (``s_a G_a <= rho`` for ``z_a = U_a, s_a = +1`` and ``z_a = 0, s_a = -1``;
-    ``s_a G_a >= rho`` for the other two kinds), and LIBSVM's ``calculate_rho``
-    takes the midpoint: ``lb`` the largest ``s_a G_a`` of the first kinds, ``ub``
-    the smallest of the second.
+    A variable within ``tol * max(U_max, 1)`` of a bound counts as at that bound
+    (at its upper bound first, as LIBSVM, so a variable with ``U_a = 0`` is at its
+    upper bound). The KKT conditions ask ``s_a G_a <= rho`` for ``z_a = U_a, s_a =
+    +1`` and ``z_a = 0, s_a = -1``, and ``s_a G_a >= rho`` for the other two kinds:
+    ``lb`` is the largest ``s_a G_a`` of the first kinds, ``ub`` the smallest of the
+    second (``-inf`` / ``inf`` when there are none). Without a free variable ``z``
+    is optimal iff ``lb <= ub``, up to the solver's tolerance on ``lb - ub``.
     """
     g = problem.coef(z)
     G = problem.s * (problem.K @ g)[problem.idx] + problem.p
     sG = problem.s * G
     scale = max(float(np.max(problem.U)), 1.0)
     at_top = z >= problem.U - tol * scale
-    at_zero = z <= tol * scale
+    at_zero = (z <= tol * scale) & ~at_top
     free = ~(at_top | at_zero)
-    if np.any(free):
-        return float(np.mean(sG[free]))
+    mean_free = float(np.mean(sG[free])) if np.any(free) else None
     pos = problem.s > 0
     low = (at_top & pos) | (at_zero & ~pos)
     up = (at_zero & pos) | (at_top & ~pos)
-    lb = np.max(sG[low]) if np.any(low) else -np.inf
-    ub = np.min(sG[up]) if np.any(up) else np.inf
+    lb = float(np.max(sG[low])) if np.any(low) else -np.inf
+    ub = float(np.min(sG[up])) if np.any(up) else np.inf
+    return mean_free, lb, ub
+
+
+def rho_from_kkt(problem: BoxQP, z: np.ndarray, tol: float = 1e-8) -> float:
+    """LIBSVM's ``rho``: mean of ``s_a G_a`` over free variables, else the midpoint.
+
+    With no free variable any ``rho`` in ``[lb, ub]`` of :func:`rho_bounds`
+    satisfies the KKT conditions, and LIBSVM's ``calculate_rho`` takes the
+    midpoint.
+    """
+    mean_free, lb, ub = rho_bounds(problem, z, tol)
+    if mean_free is not None:
+        return mean_free
     if np.isfinite(ub) and np.isfinite(lb):
-        return float((ub + lb) / 2)
-    return float(ub if np.isfinite(ub) else lb)
+        return (ub + lb) / 2
+    return ub if np.isfinite(ub) else lb
 
 
 def solve_cvxopt(

@@ -48,7 +48,7 @@ import numpy as np
 from numba import njit
 from threadpoolctl import ThreadpoolController
 
-from methods._qp._cvxopt import rho_from_kkt
+from methods._qp._cvxopt import rho_bounds, rho_from_kkt
 from methods._qp._problems import BoxQP
 from methods._qp._result import QPResult
 from methods._qp._smo import SMO_TOL, _numba_array, project_feasible, solve_smo
@@ -627,17 +627,19 @@ def polish_smo(problem: BoxQP, z: np.ndarray, *, tol: float | None = None) -> QP
         z0=z_snap,
         max_iter=_POLISH_ITER * problem.n_vars,
     )
-    _drop_rounding_residues(problem, result)
+    _drop_rounding_residues(problem, result, SMO_TOL if tol is None else tol)
     return result
 
 
-def _drop_rounding_residues(problem: BoxQP, result: QPResult) -> None:
+def _drop_rounding_residues(problem: BoxQP, result: QPResult, tol: float) -> None:
     """Snap rounding residues of the polish onto their bounds; LIBSVM's rho.
 
     With no free multiplier the KKT conditions leave ``rho`` an interval and
     LIBSVM (and :func:`solve_smo` from zero) takes its midpoint. A variable left
     ``1e-16 U`` below its bound by the polish would instead pin ``rho`` to its own
-    ``s_a G_a``, an end of that interval, which moves every decision value.
+    ``s_a G_a``, an end of that interval, which moves every decision value. The
+    snap is kept only if the snapped point still meets the KKT conditions to
+    ``tol``: a genuinely free multiplier below ``1e-12 U`` (a large C) stays.
     """
     z, U = result.z, np.asarray(problem.U, dtype=np.float64)
     free = (z > 0.0) & (z < U)
@@ -647,12 +649,15 @@ def _drop_rounding_residues(problem: BoxQP, result: QPResult) -> None:
     near_top = z >= (1.0 - _RESIDUE) * U
     if not np.all((near_zero | near_top)[free]):
         return
-    z = z.copy()
-    z[free & near_zero] = 0.0
-    z[free & near_top] = U[free & near_top]
-    result.z = z
-    result.rho = rho_from_kkt(problem, z, tol=0.0)
-    result.objective = problem.objective(z)
+    snapped = z.copy()
+    snapped[free & near_zero] = 0.0
+    snapped[free & near_top] = U[free & near_top]
+    _, lb, ub = rho_bounds(problem, snapped, tol=0.0)
+    if not lb - ub <= tol:
+        return
+    result.z = snapped
+    result.rho = rho_from_kkt(problem, snapped, tol=0.0)
+    result.objective = problem.objective(snapped)
     if "n_free" in result.info:
         result.info["n_free"] = 0
 

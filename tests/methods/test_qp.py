@@ -641,3 +641,56 @@ def test_polished_ipm_without_free_multiplier_takes_the_midpoint(seed):
         assert res.rho == pytest.approx(smo.rho, abs=1e-9)
         np.testing.assert_array_equal(res.z, problem.U)
         assert res.objective == pytest.approx(smo.objective, rel=1e-12)
+
+
+def _no_free_problems() -> list[BoxQP]:
+    """Duals whose SMO solution has no free variable, with variables at 0 and at U."""
+    out = []
+    for seed in range(8):
+        rng = np.random.default_rng(seed)
+        X = rng.standard_normal((60, 4))
+        y = np.where(X[:, 0] + 0.5 * rng.standard_normal(60) > 0, 1.0, -1.0)
+        K = pairwise_kernel(X, kernel="gaussian", sigma=1.0, normalize="cosine")
+        out += [csvm_dual(K, y, 0.1), svmm_dual(K, y, 0.1, 0.05, 3.0)]
+    # per-sample C with zeros: U = 0 counts as the upper bound (LIBSVM)
+    for seed in range(6):
+        rng = np.random.default_rng(seed)
+        X = rng.standard_normal((20, 3))
+        C = np.full(20, 0.1)
+        C[[0, 10]] = 0.0
+        out.append(csvm_dual(X @ X.T, np.repeat([1.0, -1.0], 10), C))
+    return out
+
+
+def test_rho_from_kkt_equals_smo_rule_at_zero_and_at_the_top():
+    from methods._qp import rho_from_kkt
+
+    seen_zero = seen_svmm = 0
+    for problem in _no_free_problems():
+        smo = solve_smo(problem, tol=1e-8)
+        if smo.info["n_free"]:
+            continue
+        seen_zero += int(np.any((smo.z == 0) & (problem.U > 0)))
+        seen_svmm += int(problem.n_vars > problem.K.shape[0])
+        assert rho_from_kkt(problem, smo.z, tol=0.0) == pytest.approx(
+            smo.rho, abs=1e-12
+        )
+        res = solve_ipm(problem, polish_tol=1e-8)
+        assert res.rho == pytest.approx(smo.rho, abs=1e-9)
+    assert seen_zero >= 3 and seen_svmm >= 1  # both halves of the rule exercised
+
+
+def test_polish_keeps_genuinely_tiny_free_multipliers():
+    # large-scale separable data: every multiplier is ~3e-9, far below 1e-12 C
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((40, 2))
+    y = np.repeat([1.0, -1.0], 20)
+    X[:, 0] += 3 * y
+    X *= 1e4
+    problem = csvm_dual(X @ X.T, y, 1e4)
+    smo = solve_smo(problem, tol=1e-8)
+    assert 0 < smo.z.max() < 1e-12 * 1e4 and smo.info["n_free"] > 0
+    res = solve_ipm(problem, polish_tol=1e-8)
+    assert res.converged
+    np.testing.assert_allclose(res.z, smo.z, rtol=1e-6, atol=0)
+    assert res.rho == pytest.approx(smo.rho, rel=1e-6)
