@@ -184,8 +184,10 @@ CLUSTER_STAMP := $(VENV)/.installed-cluster-$(PYVER)
 setup-cluster: $(CLUSTER_STAMP)
 
 $(CLUSTER_STAMP): $(STAMP)
-	@$(BIN)/python -m pip install -q -c $(LOCK) -e ".[dev,cluster,ray,browser]"
-	@$(BIN)/python -m pip install -q -c $(LOCK) --no-deps hydra-ray-launcher==1.2.2
+	@pin=$$(test -f $(LOCK) && echo "-c $(LOCK)"); \
+	test -n "$$pin" || echo "no lock file $(LOCK) for this Python; installing unpinned versions"; \
+	$(BIN)/python -m pip install -q $$pin -e ".[dev,cluster,ray,browser]" && \
+	$(BIN)/python -m pip install -q $$pin --no-deps hydra-ray-launcher==1.2.2
 	@touch $(CLUSTER_STAMP)
 .PHONY: reproduce-lmnnmkl-table1 reproduce-lmnnmkl-table2
 # lmnnmkl: the four LMNN methods on the kernel bank, then 1-NN on the features

