@@ -8,6 +8,7 @@ number here comes from the run records (nothing is fitted in the report).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -16,6 +17,9 @@ from scipy import stats
 from reports.guard import ReportError, filled_cells, guard_table, output_dir
 from reports.records import load_records
 from reports.render import markdown_table, write_csv, write_text
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 OUT = "kdml"
 METHODS = {  # method id -> the paper's name (Figs. 1-2 legend)
@@ -137,9 +141,7 @@ def _plot_bars(
         bbox_to_anchor=(0.5, -0.17 if two_lines else -0.1),
     )
     fig.tight_layout()
-    for ext in ("png", "pdf"):
-        fig.savefig(out.with_suffix(f".{ext}"), dpi=150)
-    plt.close(fig)
+    _save(fig, out)
 
 
 def _runs_label(summ: pd.DataFrame) -> dict[str, str]:
@@ -686,9 +688,7 @@ def _plot_maps(maps: dict[str, pd.DataFrame], methods: list[str], out: Path) -> 
         ax.set_title(f"Robot, {MAP_METHODS[m]} (sigma={df.sigma.iloc[0]})")
     axes[0].legend(fontsize=7, markerscale=3)
     fig.tight_layout()
-    for ext in ("png", "pdf"):
-        fig.savefig(out.with_suffix(f".{ext}"), dpi=150)
-    plt.close(fig)
+    _save(fig, out)
 
 
 def write_maps(maps: dict[str, pd.DataFrame], sep: pd.DataFrame, out_dir: Path) -> None:
@@ -948,3 +948,12 @@ def kdml_reduced(results, out_dir=None, mcnemar_method=None, variants=False) -> 
         variants=variants,
         out_dir=out_dir,
     )
+
+
+def _save(fig: Figure, out: Path) -> None:
+    """PNG and PDF without the date, so an unchanged figure keeps its bytes."""
+    import matplotlib.pyplot as plt
+
+    fig.savefig(out.with_suffix(".png"), dpi=150, metadata={"Software": None})
+    fig.savefig(out.with_suffix(".pdf"), dpi=150, metadata={"CreationDate": None})
+    plt.close(fig)

@@ -169,6 +169,20 @@ def test_figure_names_a_run_count_that_differs_from_the_usual_one(tmp_path):
     assert (tmp_path / "fig2.png").stat().st_size > 0
 
 
+def test_an_unchanged_figure_keeps_its_bytes(tmp_path):
+    import reports.kdml as kdml
+
+    recs = [_run_record("pima", "knn", [0.7, 0.72] * 10)]
+    summ = kdml.summary(kdml.run_accuracies(recs))
+    files = {}
+    for name in ("a", "b"):
+        kdml.write_figure(summ, "fig2", "Fig. 2", tmp_path / name, "NOTE")
+        out = tmp_path / name
+        files[name] = [(out / f"fig2.{e}").read_bytes() for e in ("png", "pdf")]
+    assert b"/CreationDate" not in files["a"][1]
+    assert files["a"] == files["b"]
+
+
 @pytest.mark.parametrize("refused", ["fig2.csv", "claims.csv"])
 def test_a_refused_table_leaves_every_file_as_it_was(monkeypatch, tmp_path, refused):
     """`KDML_VARIANT=_reduced` over a committed 20-run report: fig. 2 (fewer cells)
