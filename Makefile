@@ -100,7 +100,7 @@ reproduce-wrbf reproduce-wrbf-table1: setup
 	echo "reproduce-wrbf wall time: $$(( $$(date +%s) - start )) s"
 
 # kdml Figs. 1-4 + claims. Default: the paper's 20 runs (kdml_fig1, kdml_fig2), Fig. 2's
-# seven smaller sets with 20 runs and Wave at 50% (2,480 training points) with 5
+# seven smaller sets with 20 runs and Wave at 50% (2,471 training points) with 5
 # (kdml_fig2_wave, a named deviation for its cost); KDML_FIG2_SETS= runs all eight
 # with 20 runs (~1 h more) and skips kdml_fig2_wave, as does a KDML_FIG2_SETS
 # that names waveform_v1. `kml-report kdml` draws each

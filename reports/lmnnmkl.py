@@ -181,9 +181,10 @@ def outer_only_note(cells: pd.DataFrame) -> str:
     notes = []
     for m, block in old.groupby("method", sort=False):
         notes.append(
-            f" {METHOD_NAMES[m]} on {', '.join(block.published_dataset)}: ° from "
-            f"its outer alternation only (records without `solver."
-            f"{INNER_CONVERGED[m]}`, its LMNN steps unrecorded)."
+            f" {METHOD_NAMES[m]} on {', '.join(block.published_dataset)}: ° (or "
+            f"its absence) from its outer alternation only (records without "
+            f"`solver.{INNER_CONVERGED[m]}`: whether its LMNN steps converged is "
+            f"not recorded)."
         )
     return "".join(notes)
 

@@ -11,15 +11,32 @@ from methods._qp._result import QPResult
 def rho_bounds(
     problem: BoxQP, z: np.ndarray, tol: float = 1e-8
 ) -> tuple[float | None, float, float]:
-    """``(mean of s_a G_a over the free variables or None, lb, ub)`` at ``z``.
+    """The KKT interval of the offset ``rho`` at ``z`` (LIBSVM's ``calculate_rho``).
 
-    A variable within ``tol * max(U_max, 1)`` of a bound counts as at that bound
-    (at its upper bound first, as LIBSVM, so a variable with ``U_a = 0`` is at its
-    upper bound). The KKT conditions ask ``s_a G_a <= rho`` for ``z_a = U_a, s_a =
-    +1`` and ``z_a = 0, s_a = -1``, and ``s_a G_a >= rho`` for the other two kinds:
-    ``lb`` is the largest ``s_a G_a`` of the first kinds, ``ub`` the smallest of the
-    second (``-inf`` / ``inf`` when there are none). Without a free variable ``z``
-    is optimal iff ``lb <= ub``, up to the solver's tolerance on ``lb - ub``.
+    The KKT conditions ask ``s_a G_a <= rho`` for ``z_a = U_a, s_a = +1`` and
+    ``z_a = 0, s_a = -1``, ``s_a G_a >= rho`` for the other two kinds, and
+    ``s_a G_a = rho`` for a free variable, where ``G = Qz + p``.
+
+    Parameters
+    ----------
+    problem : BoxQP
+        The QP.
+    z : ndarray of shape (m,)
+        A feasible point.
+    tol : float, default=1e-8
+        A variable within ``tol * max(U_max, 1)`` of a bound counts as at that
+        bound (at its upper bound first, as LIBSVM, so one with ``U_a = 0`` is at
+        its upper bound).
+
+    Returns
+    -------
+    mean_free : float or None
+        Mean of ``s_a G_a`` over the free variables; None if there is none.
+    lb, ub : float
+        The largest ``s_a G_a`` of the first two kinds and the smallest of the
+        other two (``-inf`` / ``inf`` when there are none). Without a free
+        variable ``z`` is optimal iff ``lb <= ub``, up to a solver's tolerance on
+        ``lb - ub``.
     """
     g = problem.coef(z)
     G = problem.s * (problem.K @ g)[problem.idx] + problem.p

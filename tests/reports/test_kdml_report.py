@@ -180,6 +180,7 @@ def test_an_unchanged_figure_keeps_its_bytes(tmp_path):
         out = tmp_path / name
         files[name] = [(out / f"fig2.{e}").read_bytes() for e in ("png", "pdf")]
     assert b"/CreationDate" not in files["a"][1]
+    assert b"Software" not in files["a"][0]
     assert files["a"] == files["b"]
 
 
