@@ -61,7 +61,11 @@ def rho_from_kkt(problem: BoxQP, z: np.ndarray, tol: float = 1e-8) -> float:
     satisfies the KKT conditions, and LIBSVM's ``calculate_rho`` takes the
     midpoint.
     """
-    mean_free, lb, ub = rho_bounds(problem, z, tol)
+    return _rho_of_bounds(*rho_bounds(problem, z, tol))
+
+
+def _rho_of_bounds(mean_free: float | None, lb: float, ub: float) -> float:
+    """LIBSVM's ``rho`` from :func:`rho_bounds`' output (the midpoint rule)."""
     if mean_free is not None:
         return mean_free
     if np.isfinite(ub) and np.isfinite(lb):

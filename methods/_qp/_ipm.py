@@ -48,7 +48,7 @@ import numpy as np
 from numba import njit
 from threadpoolctl import ThreadpoolController
 
-from methods._qp._cvxopt import rho_bounds, rho_from_kkt
+from methods._qp._cvxopt import _rho_of_bounds, rho_bounds
 from methods._qp._problems import BoxQP
 from methods._qp._result import QPResult
 from methods._qp._smo import SMO_TOL, _numba_array, project_feasible, solve_smo
@@ -656,7 +656,7 @@ def _drop_rounding_residues(problem: BoxQP, result: QPResult, tol: float) -> Non
     if not lb - ub <= tol:
         return
     result.z = snapped
-    result.rho = rho_from_kkt(problem, snapped, tol=0.0)
+    result.rho = _rho_of_bounds(None, lb, ub)  # nothing is free after the snap
     result.objective = problem.objective(snapped)
     if "n_free" in result.info:
         result.info["n_free"] = 0
