@@ -18,6 +18,12 @@ donor ``j`` is the positive-mass example of largest gradient in the class with t
 larger violation, the receiver ``i`` maximizes ``(g_j - g_i)^2 / curvature`` over the
 members of that class with ``g_i < g_j``. The gradient is updated in O(n) per step
 from two rows of ``K``; ``Q`` is never formed.
+
+The loops are written for the compiler, not for brevity (each variant below was
+timed against the plain fused loop and gives the same iterates bit for bit): the
+gradient update is its own loop so it vectorizes, the per-class extremes keep their
+running values in scalars, the receiver scan visits only the class's members, and
+the full gradient sums eight rows at a time.
 """
 
 from __future__ import annotations
@@ -33,10 +39,25 @@ _CURV_FLOOR = 1e-12
 
 @njit(cache=True)
 def _gradient(K, y, lam, gamma):
+    # eight rows at a time: eight independent sums, each in the order of a one-row
+    # loop (so the same bits), keep the floating-point units busy
     n = K.shape[0]
     g = np.empty(n)
     a = y * gamma
-    for i in range(n):
+    acc = np.empty(8)
+    i0 = 0
+    while i0 + 8 <= n:
+        for r in range(8):
+            acc[r] = 0.0
+        for j in range(n):
+            aj = a[j]
+            for r in range(8):
+                acc[r] += K[i0 + r, j] * aj
+        for r in range(8):
+            i = i0 + r
+            g[i] = 2.0 * ((1.0 - lam) * y[i] * acc[r] + lam * gamma[i])
+        i0 += 8
+    for i in range(i0, n):
         s = 0.0
         for j in range(n):
             s += K[i, j] * a[j]
@@ -46,19 +67,28 @@ def _gradient(K, y, lam, gamma):
 
 @njit(cache=True)
 def _class_extremes(g, y, gamma):
-    """Per class (+1 then -1): min gradient, and max gradient over gamma > 0."""
-    n = g.shape[0]
-    gmin = np.array([np.inf, np.inf])
-    gmax = np.array([-np.inf, -np.inf])
-    jmax = np.array([-1, -1])
-    for a in range(n):
-        c = 0 if y[a] > 0 else 1
-        if g[a] < gmin[c]:
-            gmin[c] = g[a]
-        if gamma[a] > 0.0 and g[a] > gmax[c]:
-            gmax[c] = g[a]
-            jmax[c] = a
-    return gmin, gmax, jmax
+    """Per class (+1, -1): min gradient, max gradient over gamma > 0 and its index."""
+    mn0 = np.inf
+    mn1 = np.inf
+    mx0 = -np.inf
+    mx1 = -np.inf
+    j0 = -1
+    j1 = -1
+    for a in range(g.shape[0]):
+        ga = g[a]
+        if y[a] > 0:
+            if ga < mn0:
+                mn0 = ga
+            if ga > mx0 and gamma[a] > 0.0:
+                mx0 = ga
+                j0 = a
+        else:
+            if ga < mn1:
+                mn1 = ga
+            if ga > mx1 and gamma[a] > 0.0:
+                mx1 = ga
+                j1 = a
+    return mn0, mx0, j0, mn1, mx1, j1
 
 
 @njit(cache=True)
@@ -81,31 +111,38 @@ def komd_smo(K, y, lam, gamma, tol, max_iter):
     """
     n = K.shape[0]
     diag = np.empty(n)  # contiguous copy: the receiver scan reads every K[a, a]
+    members = np.empty((2, n), dtype=np.int64)  # row 0: the +1 class, row 1: -1
+    counts = np.zeros(2, dtype=np.int64)
     for a in range(n):
         diag[a] = K[a, a]
+        c = 0 if y[a] > 0 else 1
+        members[c, counts[c]] = a
+        counts[c] += 1
     g = _gradient(K, y, lam, gamma)
-    gmin, gmax, jmax = _class_extremes(g, y, gamma)
+    mn0, mx0, j0, mn1, mx1, j1 = _class_extremes(g, y, gamma)
     it = 0
     gap = np.inf
     while it < max_iter:
         # the class with the larger violation, and its donor j (largest gradient
         # among the examples that still carry mass)
-        gap0 = gmax[0] - gmin[0] if jmax[0] >= 0 else -np.inf
-        gap1 = gmax[1] - gmin[1] if jmax[1] >= 0 else -np.inf
+        gap0 = mx0 - mn0 if j0 >= 0 else -np.inf
+        gap1 = mx1 - mn1 if j1 >= 0 else -np.inf
         if gap0 >= gap1:
-            gap, cls, j = gap0, 1.0, jmax[0]
+            gap, c, cls, j = gap0, 0, 1.0, j0
         else:
-            gap, cls, j = gap1, -1.0, jmax[1]
+            gap, c, cls, j = gap1, 1, -1.0, j1
         if gap <= tol:
             break
         # receiver: second-order gain within the class
         Kj = K[j]
         Kjj = Kj[j]
         gj = g[j]
+        mem = members[c]
         i = -1
         best_gain = -1.0
-        for a in range(n):
-            if y[a] == cls and g[a] < gj:
+        for b in range(counts[c]):
+            a = mem[b]
+            if g[a] < gj:
                 curv = (1.0 - lam) * (diag[a] + Kjj - 2.0 * Kj[a]) + 2.0 * lam
                 if curv < _CURV_FLOOR:
                     curv = _CURV_FLOOR
@@ -125,28 +162,13 @@ def komd_smo(K, y, lam, gamma, tol, max_iter):
         else:
             gamma[j] -= t
         gamma[i] += t
-        # gradient update fused with the next selection scan; K is symmetric, so
-        # rows i and j (contiguous) stand for columns
+        # K is symmetric, so rows i and j (contiguous) stand for columns
         s = 2.0 * t * (1.0 - lam) * cls
         Ki = K[i]
-        gmin[0] = np.inf
-        gmin[1] = np.inf
-        gmax[0] = -np.inf
-        gmax[1] = -np.inf
-        jmax[0] = -1
-        jmax[1] = -1
         for a in range(n):
-            ga = g[a] + s * y[a] * (Ki[a] - Kj[a])
-            if a == i:
-                ga += 2.0 * t * lam
-            elif a == j:
-                ga -= 2.0 * t * lam
-            g[a] = ga
-            c = 0 if y[a] > 0 else 1
-            if ga < gmin[c]:
-                gmin[c] = ga
-            if gamma[a] > 0.0 and ga > gmax[c]:
-                gmax[c] = ga
-                jmax[c] = a
+            g[a] += s * y[a] * (Ki[a] - Kj[a])
+        g[i] += 2.0 * t * lam
+        g[j] -= 2.0 * t * lam
+        mn0, mx0, j0, mn1, mx1, j1 = _class_extremes(g, y, gamma)
         it += 1
     return it, gap
