@@ -108,9 +108,7 @@ def anisotropic_rbf(X: np.ndarray, Z: np.ndarray, beta: np.ndarray) -> np.ndarra
     return np.exp(-np.maximum(weighted_sqdist(X, Z, beta), 0.0))
 
 
-def feature_correlation(
-    X: np.ndarray, tau: float, columns: str = "raw"
-) -> np.ndarray:
+def feature_correlation(X: np.ndarray, tau: float, columns: str = "raw") -> np.ndarray:
     """``C_ij = exp(-tau/m ||f_i - f_j||^2)`` over the feature columns (arbf eq. 1).
 
     ``columns="raw"``: ``f_i`` is feature i's column of ``X`` as it is.

@@ -19,11 +19,12 @@ larger violation, the receiver ``i`` maximizes ``(g_j - g_i)^2 / curvature`` ove
 members of that class with ``g_i < g_j``. The gradient is updated in O(n) per step
 from two rows of ``K``; ``Q`` is never formed.
 
-The loops are written for the compiler, not for brevity (each variant below was
-timed against the plain fused loop and gives the same iterates bit for bit): the
-gradient update is its own loop so it vectorizes, the per-class extremes keep their
-running values in scalars, the receiver scan visits only the class's members, and
-the full gradient sums eight rows at a time.
+The loops are written for the compiler, not for brevity (each change was timed
+against one fused loop and gives the same iterates bit for bit; benchmarks/README.md,
+"KOMD solver and ARBF iteration"): the gradient update is its own loop so it
+vectorizes, the per-class extremes keep their running values in scalars, the
+receiver scan visits only the class's members, and the full gradient sums eight
+rows at a time.
 """
 
 from __future__ import annotations
@@ -110,7 +111,7 @@ def komd_smo(K, y, lam, gamma, tol, max_iter):
     gap : float, the final KKT gap (``<= tol`` when converged).
     """
     n = K.shape[0]
-    diag = np.empty(n)  # contiguous copy: the receiver scan reads every K[a, a]
+    diag = np.empty(n)  # contiguous: the receiver scan reads K[a, a] of each member
     members = np.empty((2, n), dtype=np.int64)  # row 0: the +1 class, row 1: -1
     counts = np.zeros(2, dtype=np.int64)
     for a in range(n):
