@@ -151,6 +151,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{n_standin} stand-in, {n_missing} missing "
         f"(mirror {mirror}, cache {cache_dir})"
     )
+    if not mirror.is_dir():
+        # Every "missing" row above then has one cause, which the rows do not name.
+        print(
+            f"The data mirror {mirror} is not a folder: set DATA_MIRROR (or pass "
+            "--mirror) to the folder holding MANIFEST.md and manifest.csv; "
+            "README.md, section Data, says where its files come from.",
+            file=sys.stderr,
+        )
 
     if not args.check:
         return 0

@@ -37,6 +37,19 @@ def test_listing_counts(capsys, mirror):
     assert "derived:pima" in rows["diabetes_libsvm"]
 
 
+def test_listing_names_a_mirror_that_is_not_a_folder(capsys, empty_dir):
+    absent = empty_dir / "no-such-mirror"
+    assert main(["--mirror", str(absent), "--cache-dir", str(empty_dir)]) == 0
+    err = capsys.readouterr().err
+    assert f"The data mirror {absent} is not a folder" in err
+    assert "set DATA_MIRROR (or pass --mirror)" in err
+
+
+def test_listing_is_quiet_about_an_existing_mirror(capsys, mirror):
+    assert main([]) == 0
+    assert "not a folder" not in capsys.readouterr().err
+
+
 def test_listing_filters_by_paper(capsys, mirror):
     assert main(["--paper", "mlsvm"]) == 0
     rows = _rows(capsys.readouterr().out)
