@@ -179,8 +179,10 @@ def to_markdown(
     """The comparison as Markdown: a one-line tally, the table, then the notes."""
     lines = []
     if df.empty:
-        lines.append(f"{method} in {experiment}: no cell has a finished record of "
-                     f"{method} and of a baseline (same dataset, kernel and seed).")
+        lines.append(
+            f"{method} in {experiment}: no cell has a finished record of "
+            f"{method} and of a baseline (same dataset, kernel and seed)."
+        )
     else:
         n = {k: int((df.outcome == k).sum()) for k in (WIN, TIE, LOSS)}
         lines += [

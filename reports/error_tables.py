@@ -41,8 +41,15 @@ def known_divergences(paper: str, artifact: str) -> pd.DataFrame:
     """Reviewed cells whose gap to the paper has an investigated reason."""
     if not KNOWN_DIVERGENCES.exists():
         return pd.DataFrame(
-            columns=["paper", "artifact", "dataset", "kernel", "method", "status",
-                     "reason"]
+            columns=[
+                "paper",
+                "artifact",
+                "dataset",
+                "kernel",
+                "method",
+                "status",
+                "reason",
+            ]
         )
     df = pd.read_csv(KNOWN_DIVERGENCES, dtype=str).fillna("")
     bad = sorted(set(df.status) - set(DIVERGENCE_STATUSES))
@@ -87,8 +94,11 @@ def _static_class_attr(module: str, name: str, attr: str, depth: int = 0) -> Any
         if isinstance(node, ast.ClassDef) and node.name == name:
             for st in node.body:
                 targets = (
-                    [st.target] if isinstance(st, ast.AnnAssign)
-                    else st.targets if isinstance(st, ast.Assign) else []
+                    [st.target]
+                    if isinstance(st, ast.AnnAssign)
+                    else st.targets
+                    if isinstance(st, ast.Assign)
+                    else []
                 )
                 if (
                     any(isinstance(t, ast.Name) and t.id == attr for t in targets)
@@ -171,8 +181,12 @@ def grid_top(rec: dict[str, Any]) -> str:
     edges = []
     for param, values in grid.items():
         # only a numeric axis has an edge (not strings, booleans or lists)
-        if not isinstance(values, (list, tuple)) or len(values) < 2 or not all(
-            isinstance(v, (int, float)) and not isinstance(v, bool) for v in values
+        if (
+            not isinstance(values, (list, tuple))
+            or len(values) < 2
+            or not all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) for v in values
+            )
         ):
             continue
         top = max(values)
@@ -299,9 +313,7 @@ def build_error_table(
             if len(recs) < 2:
                 continue
             y_true, preds = aligned_predictions(recs)
-            for a, b in itertools.combinations(
-                [m for m in methods if m in preds], 2
-            ):
+            for a, b in itertools.combinations([m for m in methods if m in preds], 2):
                 same = identical.setdefault((a, b), [0, 0])
                 same[0] += bool(np.array_equal(preds[a], preds[b]))
                 same[1] += 1

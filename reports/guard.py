@@ -136,9 +136,11 @@ def filled_cells(
             return {}
         if status is not None and status in frame.columns:
             frame = frame[frame[status] == "ok"]
-        cols = list(key) if key is not None else [
-            c for c in CELL_KEY if c in frame.columns
-        ]
+        cols = (
+            list(key)
+            if key is not None
+            else [c for c in CELL_KEY if c in frame.columns]
+        )
         amounts = frame[weight] if weight else pd.Series(1.0, index=frame.index)
         if not cols:  # no column names a cell: only their number can be compared
             return {(): float(amounts.sum())} if len(frame) else {}

@@ -85,7 +85,12 @@ def table1(
     """
     out_dir = output_dir("mlsvm", out_dir, variants=variants)
     records, t, md = _error_table(
-        results_root, "table1", "Table I", TABLE1_NOTES, mcnemar_method, ("fda",),
+        results_root,
+        "table1",
+        "Table I",
+        TABLE1_NOTES,
+        mcnemar_method,
+        ("fda",),
         variants,
     )
     guard_table(out_dir / "table1.csv", t.cells, missing=missing_cells(t, failed=True))
@@ -231,7 +236,11 @@ def table2(
 
     out_dir = output_dir("mlsvm", out_dir, variants=variants)
     records, t, md = _error_table(
-        results_root, "table2", "Table II", TABLE2_NOTES, mcnemar_method,
+        results_root,
+        "table2",
+        "Table II",
+        TABLE2_NOTES,
+        mcnemar_method,
         variants=variants,
     )
     guard_table(out_dir / "table2.csv", t.cells, missing=missing_cells(t, failed=True))

@@ -169,7 +169,8 @@ def _band_row(job: CheckJob, rec: dict[str, Any]) -> dict[str, Any]:
     max_diff = max(c["max_decision_diff"] for c in checks)
     holds = n_zero_alpha == 0 if epsilon == 0 else max_margin <= 1.0 + epsilon
     diff = (
-        f"< {DIFF_TOL:.0e}" if max_diff < DIFF_TOL
+        f"< {DIFF_TOL:.0e}"
+        if max_diff < DIFF_TOL
         else f"{max_diff:.2e}, NOT below {DIFF_TOL:.0e}"
     )
     return {
@@ -178,8 +179,7 @@ def _band_row(job: CheckJob, rec: dict[str, Any]) -> dict[str, Any]:
         "kernel": job.cell["kernel"],
         "method": method,
         "what": (
-            f"max_i y_i f_SVM(x_i) over {len(checks)} (training set, C) fits "
-            "vs 1 + eps"
+            f"max_i y_i f_SVM(x_i) over {len(checks)} (training set, C) fits vs 1 + eps"
         ),
         "value": round(max_margin, 6),
         "bound": 1.0 + epsilon,
@@ -216,8 +216,7 @@ def _reach_row(what: str, jobs, recs) -> dict[str, Any]:
     else:
         seeds = [int(r["seed"]) for r in recs]
         text = (
-            f"nested-CV error (%) over fold seeds {min(seeds)}..{max(seeds)}, "
-            "min..max"
+            f"nested-CV error (%) over fold seeds {min(seeds)}..{max(seeds)}, min..max"
         )
         detail = f"mean {np.mean(errors):.2f}, sd {np.std(errors, ddof=1):.2f}"
     return {
@@ -294,9 +293,7 @@ def table1_checks(
     from reports.records import load_records
 
     out = output_dir("mlsvm", out_dir)
-    records = load_records(
-        results_root, EXPERIMENT, variants=True, per_config=True
-    )
+    records = load_records(results_root, EXPERIMENT, variants=True, per_config=True)
     rows, missing = rows_from_records(records)
     if missing:
         log.warning(

@@ -102,8 +102,16 @@ CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
 # repetition id (its own column of the table), rerun and error policy, where records
 # and logs go, BLAS threads.
 NEUTRAL_KEYS = frozenset(
-    {"experiment", "seed", "force", "raise_errors", "blas_threads", "split_start",
-     "paths.results", "paths.outputs"}
+    {
+        "experiment",
+        "seed",
+        "force",
+        "raise_errors",
+        "blas_threads",
+        "split_start",
+        "paths.results",
+        "paths.outputs",
+    }
 )
 
 
@@ -221,8 +229,11 @@ def load_records(
         if lacking or rec["experiment"] != experiment:
             raise ReportError(
                 f"{rec.get('_path')} is not a kml-run record of {experiment} "
-                + (f"(no {', '.join(lacking)})" if lacking else
-                   f"(its experiment is {rec['experiment']!r})")
+                + (
+                    f"(no {', '.join(lacking)})"
+                    if lacking
+                    else f"(its experiment is {rec['experiment']!r})"
+                )
                 + f"; {base} should hold only what kml-run writes. Move it away."
             )
         if (

@@ -146,8 +146,7 @@ def missing_pairs(exp: pd.DataFrame) -> list[str]:
     donors = params.get("dataset.noise_donor", [])
     have = set(zip(exp.original, exp.donor))
     return [
-        f"{o}+{d}" for o in originals for d in donors
-        if o != d and (o, d) not in have
+        f"{o}+{d}" for o in originals for d in donors if o != d and (o, d) not in have
     ]
 
 

@@ -42,8 +42,11 @@ def test_the_experiment_file_holds_every_check_run():
 def _run(results, job):
     rec = run_job(
         compose_config(
-            ["experiment=mlsvm_table1_checks", *job.overrides,
-             f"paths.results={results}"]
+            [
+                "experiment=mlsvm_table1_checks",
+                *job.overrides,
+                f"paths.results={results}",
+            ]
         )
     )
     assert rec["status"] == "ok", rec.get("reason")
@@ -55,7 +58,8 @@ def some_checks(tmp_path_factory):
     """The no-cosine alt run and the five fixed-C reach runs, through the runner."""
     results = tmp_path_factory.mktemp("checks")
     jobs = [
-        j for j in checks.check_jobs()
+        j
+        for j in checks.check_jobs()
         if j.what in ("no cosine normalization", "fixed_c")
     ]
     for job in jobs:
@@ -83,9 +87,7 @@ def test_rows_from_records_are_the_committed_numbers(some_checks):
             assert mine.detail == same.detail.iloc[0]
 
 
-def test_records_with_overrides_are_matched_without_composing(
-    some_checks, monkeypatch
-):
+def test_records_with_overrides_are_matched_without_composing(some_checks, monkeypatch):
     from reports.records import load_records
 
     records = load_records(
@@ -93,11 +95,15 @@ def test_records_with_overrides_are_matched_without_composing(
     )
     jobs = checks.check_jobs()
     for r in records:  # as the runner stores them once it keeps overrides
-        cell = [f"dataset={r['dataset']}", f"method={r['method']}",
-                f"kernel={r['kernel']}"]
+        cell = [
+            f"dataset={r['dataset']}",
+            f"method={r['method']}",
+            f"kernel={r['kernel']}",
+        ]
         grid = r["config"]["grid"]["C"]
         extra = (
-            ["kernel.normalize=null"] if r["config"]["kernel"]["normalize"] is None
+            ["kernel.normalize=null"]
+            if r["config"]["kernel"]["normalize"] is None
             else [f"search.grids.default.C={json.dumps(grid).replace(' ', '')}"]
         )
         r["overrides"] = ["experiment=mlsvm_table1_checks", *cell, *extra]
@@ -132,9 +138,14 @@ def test_band_rows_are_read_from_band_check_records(tmp_path):
     (job,) = [j for j in checks.check_jobs() if j.what == "eps-SVM (eps = 0)"]
     rec = run_job(
         compose_config(
-            ["experiment=mlsvm_table1_checks", *job.overrides,
-             "protocol.outer_folds=2", "protocol.inner_folds=2",
-             "search.grids.band_check.C=[1]", f"paths.results={tmp_path}"]
+            [
+                "experiment=mlsvm_table1_checks",
+                *job.overrides,
+                "protocol.outer_folds=2",
+                "protocol.inner_folds=2",
+                "search.grids.band_check.C=[1]",
+                f"paths.results={tmp_path}",
+            ]
         )
     )
     assert rec["status"] == "ok", rec.get("reason")
@@ -160,14 +171,27 @@ def test_a_kml_run_sweep_of_a_check_is_matched_by_its_overrides(tmp_path, monkey
 
     env = {**os.environ, "KML_RESULTS": str(tmp_path / "results"), "KML_JOBS": "1"}
     for args in (
-        ["dataset=sonar", "method=svm", "kernel=linear",
-         "search.grids.default.C=[0.1],[1]"],
+        [
+            "dataset=sonar",
+            "method=svm",
+            "kernel=linear",
+            "search.grids.default.C=[0.1],[1]",
+        ],
         ["kernel=linear", "dataset=sonar", "method=fda", "method.reg=1e-9"],
     ):
         out = subprocess.run(
-            [sys.executable, "-m", "runners.run", "experiment=mlsvm_table1_checks",
-             *args, f"hydra.sweep.dir={tmp_path / 'outputs'}"],
-            env=env, capture_output=True, text=True, cwd=tmp_path,
+            [
+                sys.executable,
+                "-m",
+                "runners.run",
+                "experiment=mlsvm_table1_checks",
+                *args,
+                f"hydra.sweep.dir={tmp_path / 'outputs'}",
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
         )
         assert out.returncode == 0, out.stderr[-2000:]
     records = load_records(

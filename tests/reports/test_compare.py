@@ -55,7 +55,10 @@ def test_rows_pair_the_same_instances(store):
     assert notes == []
     (row,) = df.itertuples(index=False)
     assert (row.dataset, row.kernel, row.baseline, row.n_test) == (
-        "sonar", "linear", "fda", 208
+        "sonar",
+        "linear",
+        "fda",
+        208,
     )
     new, base = _record(store, "myfda"), _record(store, "fda")
     assert row.accuracy_new == pytest.approx(new["accuracy_pct"])
@@ -76,8 +79,16 @@ def test_unknown_method_names_the_run_to_do(store):
 
 
 def _rec(method, folds, index, y_true, y_pred):
-    return {"label": method, "dataset": "d", "predictions": {
-        "fold": folds, "index": index, "y_true": y_true, "y_pred": y_pred}}
+    return {
+        "label": method,
+        "dataset": "d",
+        "predictions": {
+            "fold": folds,
+            "index": index,
+            "y_true": y_true,
+            "y_pred": y_pred,
+        },
+    }
 
 
 def test_labels_compare_as_numbers_when_they_are():

@@ -53,8 +53,12 @@ def _fails(capsys, generated, argv, *needles):
 def test_no_results_folder(tmp_path, capsys, generated, experiment):
     missing = tmp_path / "results"
     _fails(
-        capsys, generated, [experiment, "--results", str(missing)],
-        str(missing), "does not exist", f"{experiment}/<dataset>/<run>.json",
+        capsys,
+        generated,
+        [experiment, "--results", str(missing)],
+        str(missing),
+        "does not exist",
+        f"{experiment}/<dataset>/<run>.json",
         f"kml-run experiment={experiment}",
     )
 
@@ -64,8 +68,11 @@ def test_empty_results_folder(tmp_path, capsys, generated, experiment):
     empty = tmp_path / "empty"
     empty.mkdir()
     _fails(
-        capsys, generated, [experiment, "--results", str(empty)],
-        f"no records of {experiment} under {empty}", "it is empty",
+        capsys,
+        generated,
+        [experiment, "--results", str(empty)],
+        f"no records of {experiment} under {empty}",
+        "it is empty",
     )
 
 
@@ -76,7 +83,9 @@ def test_mistyped_results_folder(tmp_path, capsys, generated):
     # the experiment folder itself instead of the store: the error says which to pass
     inner = tmp_path / "results" / "mlsvm_table1"
     _fails(
-        capsys, generated, ["mlsvm_table1", "--results", str(inner)],
+        capsys,
+        generated,
+        ["mlsvm_table1", "--results", str(inner)],
         f"pass --results {tmp_path / 'results'}",
     )
 
@@ -84,8 +93,11 @@ def test_mistyped_results_folder(tmp_path, capsys, generated):
 def test_experiment_folder_without_records(tmp_path, capsys, generated):
     (tmp_path / "mlsvm_table1" / "sonar").mkdir(parents=True)
     _fails(
-        capsys, generated, ["mlsvm_table1", "--results", str(tmp_path)],
-        str(tmp_path / "mlsvm_table1"), "holds no record",
+        capsys,
+        generated,
+        ["mlsvm_table1", "--results", str(tmp_path)],
+        str(tmp_path / "mlsvm_table1"),
+        "holds no record",
     )
 
 
@@ -94,8 +106,11 @@ def test_foreign_folder(tmp_path, capsys, generated):
     (foreign / "notes").mkdir(parents=True)
     (foreign / "data.csv").write_text("a,b\n1,2\n")
     _fails(
-        capsys, generated, ["mlsvm_table1", "--results", str(foreign)],
-        str(foreign), "it holds data.csv, notes",
+        capsys,
+        generated,
+        ["mlsvm_table1", "--results", str(foreign)],
+        str(foreign),
+        "it holds data.csv, notes",
     )
 
 
@@ -104,8 +119,11 @@ def test_foreign_json_in_the_experiment_folder(tmp_path, capsys, generated):
     bad.parent.mkdir(parents=True)
     bad.write_text(json.dumps({"name": "not a record"}))
     _fails(
-        capsys, generated, ["mlsvm_table1", "--results", str(tmp_path)],
-        str(bad.parent.parent), "holds no readable kml-run record",
+        capsys,
+        generated,
+        ["mlsvm_table1", "--results", str(tmp_path)],
+        str(bad.parent.parent),
+        "holds no readable kml-run record",
     )
 
 
@@ -133,9 +151,15 @@ def test_partial_sweep_is_refused_over_the_committed_table(
     partial_results, capsys, generated
 ):
     err = _fails(
-        capsys, generated, ["mlsvm_table1", "--results", str(partial_results)],
-        "refusing to overwrite", "table1.csv", "102 filled cells", "give 2",
-        "--out DIR", "Missing: sonar/linear/svmm",
+        capsys,
+        generated,
+        ["mlsvm_table1", "--results", str(partial_results)],
+        "refusing to overwrite",
+        "table1.csv",
+        "102 filled cells",
+        "give 2",
+        "--out DIR",
+        "Missing: sonar/linear/svmm",
     )
     assert "Nothing was written" in err
 
@@ -165,9 +189,15 @@ def test_partial_sweep_goes_where_out_points(partial_results, tmp_path, generate
 def test_out_inside_generated_is_still_guarded(partial_results, capsys, generated):
     copy, _ = generated
     _fails(
-        capsys, generated,
-        ["mlsvm_table1", "--results", str(partial_results), "--out",
-         str(copy / "mlsvm")],
+        capsys,
+        generated,
+        [
+            "mlsvm_table1",
+            "--results",
+            str(partial_results),
+            "--out",
+            str(copy / "mlsvm"),
+        ],
         "refusing to overwrite",
     )
 
@@ -176,9 +206,10 @@ def test_full_table_keeps_published_totals():
     """The committed table was scored over every dataset with a public copy."""
     scores = pd.read_csv(GENERATED_DIR / "mlsvm" / "table1_scores.csv")
     assert scores.published_score.notna().all()
-    assert "not compared: no complete row" not in (
-        GENERATED_DIR / "mlsvm" / "table1.md"
-    ).read_text()
+    assert (
+        "not compared: no complete row"
+        not in (GENERATED_DIR / "mlsvm" / "table1.md").read_text()
+    )
 
 
 def _wrbf_record(original: str, donor: str, method: str, correct: list[int]) -> dict:
@@ -221,8 +252,12 @@ def test_wrbf_partial_sweep_is_refused(tmp_path, capsys, generated):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(rec))
     _fails(
-        capsys, generated, ["wrbf_table1", "--results", str(tmp_path)],
-        "refusing to overwrite", "4200 filled cells", "give 3",
+        capsys,
+        generated,
+        ["wrbf_table1", "--results", str(tmp_path)],
+        "refusing to overwrite",
+        "4200 filled cells",
+        "give 3",
         "Missing: breast_w+ecoli",
     )
     out = tmp_path / "out"
@@ -291,7 +326,10 @@ def test_failed_runs_are_named(partial_results, tmp_path, capsys, generated):
     svm = next(results.rglob("svm*.json"))
     rec = json.loads(svm.read_text())
     rec.update(
-        key="0" * 16, method="svmm", label="svmm[kernel=linear]", status="error",
+        key="0" * 16,
+        method="svmm",
+        label="svmm[kernel=linear]",
+        status="error",
         reason="ValueError: C must be positive",
     )
     rec["overrides"] = [
@@ -299,7 +337,9 @@ def test_failed_runs_are_named(partial_results, tmp_path, capsys, generated):
     ]
     (svm.parent / "svmm-failed.json").write_text(json.dumps(rec))
     _fails(
-        capsys, generated, ["mlsvm_table1", "--results", str(results)],
+        capsys,
+        generated,
+        ["mlsvm_table1", "--results", str(results)],
         "sonar/linear/svmm (error)",
     )
     out = tmp_path / "out"

@@ -36,9 +36,7 @@ def _stored(tmp_path, cell, overrides):
     return rec
 
 
-def test_overrides_tell_own_runs_from_variants_without_composing(
-    tmp_path, monkeypatch
-):
+def test_overrides_tell_own_runs_from_variants_without_composing(tmp_path, monkeypatch):
     """With ``overrides`` stored, no config is recomposed (issue 9: 15 s for 40)."""
     import reports.records as records
 
