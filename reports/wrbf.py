@@ -19,9 +19,29 @@ from reports.records import load_published, load_records, sweep_params
 from reports.render import markdown_table, write_csv, write_text
 from reports.stats import pearson, wilcoxon_rank_sum, wilcoxon_signed_rank
 
+#: The two methods of the table, by their ``method=`` ids.
+METHODS = ("rbf", "wrbf")
 
-def experiments_frame(records: list[dict]) -> pd.DataFrame:
-    """One row per (original, donor, split) with RBF and WRBF side by side."""
+
+def experiments_frame(records: list[dict], paired: bool = True) -> pd.DataFrame:
+    """One row per (original, donor, split) with RBF and WRBF side by side.
+
+    Parameters
+    ----------
+    records : list of dict
+        Records of ``wrbf_table1``; only finished (ok) ones are read.
+    paired : bool, default=True
+        Keep only the experiments both methods ran (the paper's paired comparison).
+        ``False`` also keeps those only one of them ran, the other's columns NaN:
+        a sub-sweep of one method (``method=rbf``) still fills its side.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``correct_<m>``, ``dual_<m>``, ``n_test_<m>`` for each method, ``n_test``,
+        ``acc_gain_pct`` and ``dual_reduction`` (NaN where a method is missing);
+        empty when no finished record has a fold.
+    """
     rows = []
     for r in records:
         if r["status"] != "ok":
@@ -42,40 +62,67 @@ def experiments_frame(records: list[dict]) -> pd.DataFrame:
     df = pd.DataFrame(rows)
     if df.empty:
         return df
+    values = ["correct", "dual", "n_test"]
     wide = df.pivot_table(
         index=["original", "donor", "split"],
         columns="method",
-        values=["correct", "dual", "n_test"],
+        values=values,
         aggfunc="first",
     )
+    # a method with no run still gets its (NaN) columns, so a one-method sub-sweep
+    # reads like a full one; with every method run this is pivot_table's own order
+    methods = sorted(set(METHODS) | set(df.method))
+    wide = wide.reindex(columns=pd.MultiIndex.from_product([values, methods]))
     wide.columns = [f"{a}_{b}" for a, b in wide.columns]
-    wide = wide.reset_index().dropna(subset=["correct_rbf", "correct_wrbf"])
-    wide["n_test"] = wide["n_test_rbf"].astype(int)
+    sides = [f"correct_{m}" for m in METHODS]
+    wide = wide.reset_index().dropna(subset=sides, how="all" if not paired else "any")
+    # the same split gives both methods the same test part: either side's size
+    wide["n_test"] = wide["n_test_rbf"].fillna(wide["n_test_wrbf"]).astype(int)
     wide["acc_gain_pct"] = 100 * (wide.correct_wrbf - wide.correct_rbf) / wide.n_test
     wide["dual_reduction"] = wide.dual_rbf - wide.dual_wrbf
     return wide
 
 
+def paired_experiments(exp: pd.DataFrame) -> pd.DataFrame:
+    """The rows of :func:`experiments_frame` that both RBF and WRBF ran."""
+    if exp.empty:
+        return exp
+    return exp[exp.correct_rbf.notna() & exp.correct_wrbf.notna()]
+
+
 def table1_frame(exp: pd.DataFrame, paper: str = "wrbf") -> pd.DataFrame:
-    """Per original dataset: pooled accuracies, totals, mean duals; published beside."""
+    """Per original dataset: pooled accuracies, totals, mean duals; published beside.
+
+    ``exp`` is :func:`experiments_frame`'s, paired or not. Each method's accuracy
+    and mean dual pool the experiments it ran; ``n_experiments`` counts those both
+    ran, and the gain and the reduction are given only when both ran the same ones
+    (NaN otherwise: one side of a sub-sweep is not a paired comparison).
+    """
     pub = load_published(paper)
     names = published_dataset_names(paper)
     rows = []
     for original, g in exp.groupby("original", sort=False):
         total = int(g.n_test.sum())
-        acc_w = 100 * g.correct_wrbf.sum() / total
-        acc_r = 100 * g.correct_rbf.sum() / total
+        ran = {m: g[f"correct_{m}"].notna() for m in METHODS}
+        acc = {
+            m: 100 * g[f"correct_{m}"].sum() / g.n_test[ran[m]].sum()
+            if ran[m].any()
+            else np.nan
+            for m in METHODS
+        }
+        dual = {m: g[f"dual_{m}"].mean() for m in METHODS}
+        same = bool((ran["rbf"] == ran["wrbf"]).all())
         p = pub[pub.dataset == names.get(original, original)]
         row = {
             "dataset": names.get(original, original),
-            "n_experiments": len(g),
-            "acc_wrbf_pct": acc_w,
-            "acc_rbf_pct": acc_r,
+            "n_experiments": int((ran["rbf"] & ran["wrbf"]).sum()),
+            "acc_wrbf_pct": acc["wrbf"],
+            "acc_rbf_pct": acc["rbf"],
             "total_test_instances": total,
-            "acc_gain_pct": acc_w - acc_r,
-            "dual_wrbf": g.dual_wrbf.mean(),
-            "dual_rbf": g.dual_rbf.mean(),
-            "dual_reduction": g.dual_rbf.mean() - g.dual_wrbf.mean(),
+            "acc_gain_pct": acc["wrbf"] - acc["rbf"] if same else np.nan,
+            "dual_wrbf": dual["wrbf"],
+            "dual_rbf": dual["rbf"],
+            "dual_reduction": dual["rbf"] - dual["wrbf"] if same else np.nan,
         }
         for col in (
             "acc_wrbf_pct",
@@ -94,24 +141,73 @@ def table1_frame(exp: pd.DataFrame, paper: str = "wrbf") -> pd.DataFrame:
     return out.sort_values("_o").drop(columns="_o").reset_index(drop=True)
 
 
+def claim_gaps(exp: pd.DataFrame) -> dict[str, str]:
+    """Which of the claims' statistics the paired experiments cannot give, and why.
+
+    Keys ``signed_rank``, ``rank_sum`` and ``pearson``, present only for a test that
+    cannot be computed on ``exp`` (a sub-sweep: too few paired experiments, or
+    values that do not vary); :func:`claims` leaves those NaN.
+    """
+    n = len(exp)
+    if n == 0:
+        why = "no experiment has both RBF and WRBF"
+        return {"signed_rank": why, "rank_sum": why, "pearson": why}
+    gaps = {}
+    if not (exp.correct_rbf != exp.correct_wrbf).any():
+        gaps["signed_rank"] = (
+            f"RBF and WRBF classify as many test instances correctly in all {n} "
+            "paired experiments"
+        )
+    if n < 2:
+        gaps["pearson"] = "it needs at least 2 paired experiments; there is 1"
+    else:
+        constant = [
+            what
+            for what, col in (
+                ("accuracy gain", "acc_gain_pct"),
+                ("dual-objective reduction", "dual_reduction"),
+            )
+            if exp[col].nunique(dropna=False) < 2
+        ]
+        if constant:
+            gaps["pearson"] = (
+                f"the {' and the '.join(constant)} is the same in all {n} paired "
+                "experiments"
+            )
+    return gaps
+
+
 def claims(exp: pd.DataFrame) -> dict[str, float]:
-    """Wilcoxon tests on paired correct counts and Pearson r of gain vs reduction."""
-    sr_stat, sr_z, sr_p = wilcoxon_signed_rank(exp.correct_rbf, exp.correct_wrbf)
-    rs_stat, rs_z, rs_p = wilcoxon_rank_sum(exp.correct_rbf, exp.correct_wrbf)
-    r, r_p = pearson(exp.acc_gain_pct, exp.dual_reduction)
-    return {
-        "n_experiments": len(exp),
-        "signed_rank_z": sr_z,
-        "signed_rank_p": sr_p,
-        "rank_sum_z": rs_z,
-        "rank_sum_p": rs_p,
-        "pearson_r": r,
-        "pearson_p": r_p,
-    }
+    """Wilcoxon tests on paired correct counts and Pearson r of gain vs reduction.
+
+    ``exp`` holds paired experiments (:func:`paired_experiments`); a statistic
+    :func:`claim_gaps` names as not computable is NaN.
+    """
+    gaps = claim_gaps(exp)
+    out = {"n_experiments": len(exp)}
+    out["signed_rank_z"] = out["signed_rank_p"] = np.nan
+    if "signed_rank" not in gaps:
+        _, out["signed_rank_z"], out["signed_rank_p"] = wilcoxon_signed_rank(
+            exp.correct_rbf, exp.correct_wrbf
+        )
+    out["rank_sum_z"] = out["rank_sum_p"] = np.nan
+    if "rank_sum" not in gaps:
+        _, out["rank_sum_z"], out["rank_sum_p"] = wilcoxon_rank_sum(
+            exp.correct_rbf, exp.correct_wrbf
+        )
+    out["pearson_r"] = out["pearson_p"] = np.nan
+    if "pearson" not in gaps:
+        out["pearson_r"], out["pearson_p"] = pearson(
+            exp.acc_gain_pct, exp.dual_reduction
+        )
+    return out
 
 
 def fig2(exp: pd.DataFrame, out_dir: Path) -> None:
-    """Paired scatter of correctly classified counts: RBF on x, WRBF on y."""
+    """Paired scatter of correctly classified counts: RBF on x, WRBF on y.
+
+    ``exp`` holds at least one paired experiment (:func:`paired_experiments`).
+    """
     import matplotlib
 
     matplotlib.use("Agg")
@@ -150,6 +246,54 @@ def missing_pairs(exp: pd.DataFrame) -> list[str]:
     ]
 
 
+def runs_not_made(records: list[dict]) -> dict[str, list[str]]:
+    """Per original dataset, the sweep's ``donor/method`` runs without an ok record.
+
+    The runs of a sub-sweep's table that are missing (``"glass/wrbf"``), a failed
+    one marked ``" (error)"``; originals with every run there are left out.
+    """
+    params = sweep_params("wrbf_table1") or {}
+    status = {
+        (r["original_dataset"], r["noise_donor"], r["method"]): r["status"]
+        for r in records
+    }
+    out: dict[str, list[str]] = {}
+    for o in params.get("dataset", []):
+        for d in params.get("dataset.noise_donor", []):
+            if o == d:
+                continue
+            for m in METHODS:
+                st = status.get((o, d, m))
+                if st != "ok":
+                    mark = " (error)" if st == "error" else ""
+                    out.setdefault(o, []).append(f"{d}/{m}{mark}")
+    return out
+
+
+def n_donors(original: str) -> int:
+    """How many noise donors the sweep pairs ``original`` with."""
+    params = sweep_params("wrbf_table1") or {}
+    return sum(d != original for d in params.get("dataset.noise_donor", []))
+
+
+def _none_below(t: pd.DataFrame) -> str:
+    """The line of the section on datasets where WRBF does not beat RBF, when none
+    is: over every dataset, or only those whose gain is known (a sub-sweep)."""
+    known = t.acc_gain_pct.notna()
+    if known.all():
+        return "- none: WRBF's pooled accuracy is above RBF's on every dataset."
+    if not known.any():
+        return (
+            "- not known: no dataset has RBF and WRBF run on the same experiments "
+            "(runs not made: below)."
+        )
+    return (
+        "- none of those with a gain: WRBF's pooled accuracy is above RBF's on "
+        + ", ".join(t.dataset[known])
+        + "; the others lack runs (below)."
+    )
+
+
 PUBLISHED_Z = -5.05
 PUBLISHED_R = 0.646
 
@@ -163,36 +307,51 @@ def table1(
     """Write table1.{md,csv}, experiments.csv, claims.csv and fig2.{png,pdf}.
 
     ``variants=True`` also uses runs with command-line overrides of the experiment.
+    A sub-sweep gives a partial table (outside ``reports/generated``): each method's
+    side from the runs it has, the runs not made listed, and the claims and Fig. 2
+    over the experiments both methods ran, or a line saying why they are missing.
     """
     out_dir = output_dir("wrbf", out_dir, variants=variants)
     records = load_records(results_root, "wrbf_table1", variants=variants)
-    exp = experiments_frame(records)
+    exp = experiments_frame(records, paired=False)
     if exp.empty:
         raise ReportError(
-            f"no finished wrbf_table1 records with both RBF and WRBF under "
-            f"{results_root}; run `kml-run experiment=wrbf_table1`. Nothing was "
-            "written."
+            f"no finished wrbf_table1 record of RBF or WRBF under {results_root}; "
+            "run `kml-run experiment=wrbf_table1`. Nothing was written."
         )
+    paired = paired_experiments(exp)
     t = table1_frame(exp)
-    c = claims(exp)
+    c = claims(paired)
+    gaps = claim_gaps(paired)
+    not_made = runs_not_made(records)
     guard_table(
         out_dir / "table1.csv",
         t,
         filled=filled_cells(("dataset",), weight="n_experiments"),
-        missing=missing_pairs(exp),
+        missing=missing_pairs(paired),
     )
     write_csv(out_dir / "table1.csv", t.round(4))
     write_csv(out_dir / "experiments.csv", exp.round(6))
     # not rounded: write_csv keeps 6 significant digits, so a p of 2e-10 stays 2e-10
     write_csv(out_dir / "claims.csv", pd.DataFrame([c]))
-    fig2(exp, out_dir)
+    if len(paired):
+        fig2(paired, out_dir)
+        figure = "![Fig. 2](fig2.png)"
+    else:
+        # an earlier run's figure in this folder would contradict the table
+        for ext in ("png", "pdf"):
+            (out_dir / f"fig2.{ext}").unlink(missing_ok=True)
+        figure = f"Fig. 2 is not drawn: {gaps['pearson']}."
 
     def pair(a: float, b: float, fmt: str = ".1f") -> str:
-        return f"{a:{fmt}} / {b:{fmt}}"
+        return " / ".join("—" if pd.isna(v) else f"{v:{fmt}}" for v in (a, b))
+
+    def stat(test: str, text: str) -> str:
+        return f"not computed ({gaps[test]})" if test in gaps else text
 
     rows = []
     for r in t.itertuples():
-        gap = "" if r.acc_gain_pct >= 0 else " (WRBF < RBF)"
+        gap = " (WRBF < RBF)" if r.acc_gain_pct < 0 else ""
         rows.append(
             [
                 r.dataset,
@@ -239,17 +398,22 @@ def table1(
         "## Claims",
         "",
         f"- Experiments: {c['n_experiments']} (published 4200).",
-        f"- Wilcoxon signed-rank test on the paired correct counts (the right test for "
-        f"paired runs): z = {c['signed_rank_z']:.2f}, p = {c['signed_rank_p']:.2g}.",
-        f"- Wilcoxon rank-sum test (the test the paper names; it ignores pairing), "
-        f"ranking the experiments' correct counts of both methods (the paper does not "
-        f"say which scores it ranked): z = {c['rank_sum_z']:.2f}, "
-        f"p = {c['rank_sum_p']:.2g}; published "
-        f"z = {PUBLISHED_Z}. Sign convention: negative z means RBF ranks lower "
-        "than WRBF.",
-        f"- Pearson r between accuracy gain and dual-objective reduction: "
-        f"r = {c['pearson_r']:.3f} (p = {c['pearson_p']:.2g}); published r = "
-        f"{PUBLISHED_R} (p < 0.0001).",
+        "- Wilcoxon signed-rank test on the paired correct counts (the right test for "
+        "paired runs): "
+        + stat(
+            "signed_rank",
+            f"z = {c['signed_rank_z']:.2f}, p = {c['signed_rank_p']:.2g}",
+        )
+        + ".",
+        "- Wilcoxon rank-sum test (the test the paper names; it ignores pairing), "
+        "ranking the experiments' correct counts of both methods (the paper does not "
+        "say which scores it ranked): "
+        + stat("rank_sum", f"z = {c['rank_sum_z']:.2f}, p = {c['rank_sum_p']:.2g}")
+        + f"; published z = {PUBLISHED_Z}. Sign convention: negative z means RBF "
+        "ranks lower than WRBF.",
+        "- Pearson r between accuracy gain and dual-objective reduction: "
+        + stat("pearson", f"r = {c['pearson_r']:.3f} (p = {c['pearson_p']:.2g})")
+        + f"; published r = {PUBLISHED_R} (p < 0.0001).",
         f"- Solver runs that hit their iteration limit: {n_conv}.",
         "",
         "## Datasets where WRBF does not beat RBF",
@@ -267,11 +431,34 @@ def table1(
                 for r in t.itertuples()
                 if r.acc_gain_pct <= 0
             ]
-            or ["- none: WRBF's pooled accuracy is above RBF's on every dataset."]
+            or [_none_below(t)]
         ),
         "",
-        "![Fig. 2](fig2.png)",
+        figure,
         "",
     ]
+    if not_made:
+        n_runs = sum(map(len, not_made.values()))
+        md += [
+            f"## Runs not made ({n_runs})",
+            "",
+            "No finished record of these runs (noise donor/method) under the result "
+            "folder (a partial sweep?). A dataset's accuracy and dual of each method "
+            "pool the runs it has; its gain and reduction need both methods on the "
+            "same experiments, and the claims and Fig. 2 use the experiments both "
+            "ran.",
+            "",
+            *(
+                f"- {o}: "
+                + (
+                    "all runs"
+                    if len(runs) == len(METHODS) * n_donors(o)
+                    and not any(r.endswith("(error)") for r in runs)
+                    else ", ".join(runs)
+                )
+                for o, runs in not_made.items()
+            ),
+            "",
+        ]
     write_text(out_dir / "table1.md", "\n".join(md))
     return out_dir / "table1.md"

@@ -1,10 +1,13 @@
-"""reports/wrbf.py writes what it computed: the claims CSV keeps tiny p-values."""
+"""reports/wrbf.py writes what it computed: tiny p-values, and partial tables
+of sub-sweeps that say what is missing."""
 
 from __future__ import annotations
 
 import json
 
+import numpy as np
 import pandas as pd
+import pytest
 
 import reports.wrbf as wrbf
 from tests.reports.test_guard import _wrbf_record
@@ -26,3 +29,91 @@ def test_claims_csv_keeps_a_tiny_p_value(tmp_path, monkeypatch):
     claims = pd.read_csv(tmp_path / "out" / "claims.csv")
     assert claims.rank_sum_p.iloc[0] == 2.1213e-10  # was written as 0
     assert "p = 2.1e-10" in (tmp_path / "out" / "table1.md").read_text()
+
+
+def _store(root, runs):
+    """Records of ``(original, donor, method, correct counts per split)`` runs."""
+    for original, donor, method, correct in runs:
+        rec = _wrbf_record(original, donor, method, correct)
+        path = root / "wrbf_table1" / rec["dataset"] / f"{method}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(rec))
+    return root
+
+
+def test_a_one_method_sub_sweep_gives_a_partial_table(tmp_path):
+    """`kml-run experiment=wrbf_table1 dataset=iris dataset.noise_donor=glass
+    method=rbf`: RBF's side is filled, the rest says what is missing."""
+    from reports.__main__ import main
+
+    results = _store(tmp_path / "results", [("iris", "glass", "rbf", [7, 8, 6])])
+    out = tmp_path / "out"
+    (out / "fig2.png").parent.mkdir()
+    (out / "fig2.png").write_bytes(b"an earlier run's figure")
+    assert main(["wrbf_table1", "--results", str(results), "--out", str(out)]) == 0
+    (row,) = pd.read_csv(out / "table1.csv").itertuples()
+    assert (row.dataset, row.n_experiments, row.total_test_instances) == (
+        "iris",
+        0,
+        30,
+    )
+    assert row.acc_rbf_pct == pytest.approx(70.0)
+    assert np.isnan(row.acc_wrbf_pct) and np.isnan(row.acc_gain_pct)
+    md = (out / "table1.md").read_text()
+    assert "| iris | — / 92.1 | 70.0 / 89.2 | 30 / 18000 | — / 2.9 |" in md
+    assert md.count("not computed (no experiment has both RBF and WRBF)") == 3
+    assert "Fig. 2 is not drawn: no experiment has both RBF and WRBF." in md
+    assert "![Fig. 2]" not in md and not (out / "fig2.png").exists()
+    assert "## Runs not made (83)" in md
+    assert "- iris: breast_w/rbf, breast_w/wrbf, ecoli/rbf" in md
+    assert ", glass/wrbf, " in md and "- pima: all runs" in md
+    claims = pd.read_csv(out / "claims.csv")
+    assert claims.n_experiments.iloc[0] == 0 and claims.pearson_r.isna().all()
+
+
+def test_a_partly_paired_dataset_has_no_gain(tmp_path):
+    """WRBF on one of iris's two noisy sets: each side pools its own runs, the gain
+    and reduction (not over the same experiments) are left out."""
+    results = _store(
+        tmp_path,
+        [
+            ("iris", "glass", "rbf", [7, 8, 6]),
+            ("iris", "glass", "wrbf", [8, 8, 9]),
+            ("iris", "pima", "rbf", [5, 5, 5]),
+        ],
+    )
+    wrbf.table1(results, out_dir=tmp_path / "out")
+    (row,) = pd.read_csv(tmp_path / "out" / "table1.csv").itertuples()
+    assert row.n_experiments == 3 and row.total_test_instances == 60
+    assert row.acc_rbf_pct == pytest.approx(100 * 36 / 60)
+    assert row.acc_wrbf_pct == pytest.approx(100 * 25 / 30)
+    assert np.isnan(row.acc_gain_pct) and np.isnan(row.dual_reduction)
+    md = (tmp_path / "out" / "table1.md").read_text()
+    assert "(WRBF < RBF)" not in md
+    assert "- iris: breast_w/rbf" in md and "pima/wrbf" in md
+    assert "![Fig. 2](fig2.png)" in md  # the 3 paired experiments
+
+
+@pytest.mark.parametrize(
+    ("rbf", "wrbf_", "missing"),
+    [
+        ([7], [8], ["pearson"]),  # one paired experiment: no correlation
+        ([7, 8], [7, 8], ["signed_rank", "pearson"]),  # no difference to rank
+    ],
+    ids=["one-experiment", "no-difference"],
+)
+def test_claims_say_which_statistic_is_missing(tmp_path, rbf, wrbf_, missing):
+    results = _store(
+        tmp_path, [("iris", "glass", "rbf", rbf), ("iris", "glass", "wrbf", wrbf_)]
+    )
+    wrbf.table1(results, out_dir=tmp_path / "out")
+    claims = pd.read_csv(tmp_path / "out" / "claims.csv").iloc[0]
+    md = (tmp_path / "out" / "table1.md").read_text()
+    for test, column in (
+        ("signed_rank", "signed_rank_z"),
+        ("rank_sum", "rank_sum_z"),
+        ("pearson", "pearson_r"),
+    ):
+        assert np.isnan(claims[column]) == (test in missing), test
+    assert md.count("not computed (") == len(missing)
+    assert (tmp_path / "out" / "fig2.png").exists()
