@@ -124,8 +124,15 @@ def compare(
         every = load_records(results, experiment, variants=True)
         try:
             own = load_records(results, experiment)
-        except ReportError as exc:
-            own, no_baselines = [], f" ({exc})"
+        except ReportError:
+            # every record is a variant (load_records has read them all above): its
+            # advice, kml-report --variants, builds a table, not a comparison, whose
+            # baselines are the experiment's own runs only
+            own = []
+            no_baselines = (
+                f" (no run of {experiment}'s own config under {results}: "
+                f"kml-run experiment={experiment})"
+            )
     finally:
         records_log.removeFilter(_no_left_out)
     new = [r for r in every if r["method"] == method]

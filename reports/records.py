@@ -190,6 +190,11 @@ def is_own_run(
     )
 
 
+# What a user does to build a table from variant runs: the command line's flags
+# (kml-report is how reports are built; --out because output_dir refuses variants
+# into reports/generated).
+USE_VARIANTS = "pass --variants --out DIR to kml-report to use them"
+
 RECORD_FIELDS = ("key", "experiment", "dataset", "method", "kernel", "seed", "status")
 
 
@@ -279,17 +284,18 @@ def load_records(
         raise ReportError(
             f"no record of {experiment} under {results_root} ran the experiment's own "
             f"config; {len(skipped)} variant records were left out (e.g. "
-            f"{skipped[0]}). Pass --variants (variants=True) to use them, or run the "
-            f"experiment's own config: kml-run experiment={experiment}."
+            f"{skipped[0]}). Run the experiment's own config (kml-run "
+            f"experiment={experiment}), or {USE_VARIANTS}."
         )
     if skipped:
         log.warning(
             "%s: left out %d records whose config is not the experiment's current one "
             "(command-line overrides, or a config changed since; e.g. %s); run "
-            "variants under another experiment name, or pass variants=True",
+            "variants under another experiment name, or %s",
             experiment,
             len(skipped),
             ", ".join(sorted(set(skipped))[:3]),
+            USE_VARIANTS,
         )
     versions = {r["config"].get("code_version") for r in newest.values()}
     if len(versions) > 1:

@@ -128,6 +128,21 @@ def test_other_test_instances_are_refused(store, tmp_path):
         compare(copy, "mlsvm_table1", "myfda")
 
 
+def test_a_store_without_baseline_runs_says_which_to_make(store, tmp_path):
+    """Only variant records (the new method's): the note names the run to make,
+    not kml-report's --variants, which builds a table, not a comparison."""
+    copy = tmp_path / "results"
+    shutil.copytree(store, copy)
+    (baseline,) = copy.rglob("fda[[]*.json")
+    baseline.unlink()
+    df, notes = compare(copy, "mlsvm_table1", "myfda")
+    assert df.empty
+    assert notes == [
+        "sonar linear seed 0: no finished baseline record (no run of mlsvm_table1's "
+        f"own config under {copy}: kml-run experiment=mlsvm_table1)"
+    ]
+
+
 def test_a_failed_newest_record_is_listed_not_compared(store, tmp_path):
     copy = tmp_path / "results"
     shutil.copytree(store, copy)

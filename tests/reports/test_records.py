@@ -18,6 +18,8 @@ def test_variant_runs_do_not_enter_the_experiment_table(tmp_path, monkeypatch, c
         kept = load_records(tmp_path, "mlsvm_table1")
     assert [r["key"] for r in kept] == [own["key"]]
     assert "left out 1 records" in caplog.text
+    assert "pass --variants --out DIR to kml-report" in caplog.text
+    assert "variants=True" not in caplog.text  # not an option of the command line
     newest = load_records(tmp_path, "mlsvm_table1", variants=True)
     assert [r["key"] for r in newest] == [variant["key"]]  # the newer one
 
