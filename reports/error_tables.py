@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import ast
 import functools
+import importlib
 import importlib.util
 import itertools
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +24,8 @@ import pandas as pd
 
 from reports.records import aligned_predictions, load_published
 from reports.stats import mcnemar_scores, published_se_pct, within_se
+
+log = logging.getLogger("kml.reports")
 
 KNOWN_DIVERGENCES = Path(__file__).resolve().parent / "known_divergences.csv"
 
@@ -119,19 +123,26 @@ def display_name(method_class: str | None, method: str) -> str:
 
     Read from the class's source when it is a literal there, so a report does not
     import the estimators (numba, scikit-learn: ~0.3 s) to print their names.
+    A class that cannot be imported (a method of one's own whose module is not on
+    ``PYTHONPATH`` when the report runs, a class renamed since the record was
+    written) is named by the method's id, quietly (a debug line): the report
+    reads everything else from the records.
     """
-    if method_class:
-        module, _, name = method_class.rpartition(".")
-        found = _static_class_attr(module, name, "paper_name") if module else None
-        if found is not None:
-            return found
-        try:
-            from hydra.utils import get_class
-
-            return getattr(get_class(method_class), "paper_name", method)
-        except Exception:  # a class renamed since the record was written
-            return method
-    return method
+    module, _, name = (method_class or "").rpartition(".")
+    if not module:
+        return method
+    found = _static_class_attr(module, name, "paper_name")
+    if found is not None:
+        return found
+    try:
+        # importlib, not hydra.utils.get_class: that one logs "Error getting class
+        # at ... Are you sure that module ... is installed?" before it raises, and
+        # a report printed it above a table it then wrote correctly
+        cls = getattr(importlib.import_module(module), name)
+    except Exception as exc:  # whatever importing a user's module raises
+        log.debug("%s: display name of %s not read (%r)", method, method_class, exc)
+        return method
+    return getattr(cls, "paper_name", method)
 
 
 def published_dataset_names(paper: str) -> dict[str, str]:

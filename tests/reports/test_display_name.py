@@ -1,5 +1,6 @@
 """Method names read from the estimators' source equal the imported class's."""
 
+import logging
 import subprocess
 import sys
 from pathlib import Path
@@ -60,3 +61,21 @@ def test_display_name_does_not_import_the_estimators():
         "assert 'methods' not in sys.modules, 'methods imported'"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_a_class_that_cannot_be_imported_is_named_by_its_id_quietly(
+    tmp_path, monkeypatch, caplog
+):
+    """A method of one's own (README: ``_target_: mine.Mine``) reported without its
+    module on PYTHONPATH: no error printed above the table, the id as its name."""
+    broken = tmp_path / "kml_test_broken_method.py"
+    broken.write_text(
+        "import kml_test_no_such_dependency\n\n\nclass Mine:\n"
+        "    paper_name = compute()\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with caplog.at_level(logging.INFO):
+        assert display_name("kml_test_no_such_module.Mine", "mine") == "mine"
+        assert display_name("kml_test_broken_method.Mine", "mine") == "mine"
+        assert display_name("methods.NoSuchClass", "svm") == "svm"
+    assert [r.getMessage() for r in caplog.records] == []
