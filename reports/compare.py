@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from reports.guard import ReportError
+from reports.guard import ReportError, close_match
 from reports.records import load_records
 from reports.stats import LOSS, TIE, WIN, _outcome, mcnemar, wilcoxon_signed_rank
 
@@ -138,18 +138,26 @@ def compare(
     new = [r for r in every if r["method"] == method]
     if not new:
         methods = sorted({r["method"] for r in every})
+        meant = close_match(method, methods)
         raise ReportError(
             f"no record of method {method!r} in {experiment} under {results} "
-            f"(methods there: {', '.join(methods) or 'none'}); run "
-            f"kml-run experiment={experiment} method={method} first"
+            f"(methods there: {', '.join(methods) or 'none'}); "
+            + (
+                f"did you mean --method {meant}?"
+                if meant
+                else f"run kml-run experiment={experiment} method={method} first"
+            )
         )
     present = sorted({r["method"] for r in own if r["method"] != method})
     if against is not None:
         unknown = sorted(set(against) - set(present))
         if unknown:
+            meant = {u: close_match(u, present) for u in unknown}
+            guesses = [f"{m} for {u}" for u, m in meant.items() if m]
             raise ReportError(
                 f"--against {', '.join(unknown)}: no record of the experiment's own "
                 f"runs; baselines present: {', '.join(present) or 'none'}"
+                + (f" (did you mean {', '.join(guesses)}?)" if guesses else "")
             )
     baselines = [
         r for r in own

@@ -68,6 +68,22 @@ def _hint_for(root: Path, experiment: str) -> str:
     return ""
 
 
+def close_match(name: str, names: Sequence[str]) -> str | None:
+    """The one of ``names`` that ``name`` most likely mistypes, or None.
+
+    :func:`difflib.get_close_matches` at its default cutoff (0.6): ``mlsvm_tabel1``
+    gives ``mlsvm_table1`` and ``mien`` gives ``mine``; ``name`` itself is never
+    offered back.
+    """
+    import difflib
+
+    found = difflib.get_close_matches(name, [n for n in names if n != name], n=1)
+    return found[0] if found else None
+
+
+#: The experiment files kml-run knows (``experiment=<stem>``).
+EXPERIMENT_DIR = Path(__file__).resolve().parent.parent / "conf" / "experiment"
+
 # experiments whose records are not made by one plain `kml-run experiment=<name>`
 RUN_COMMANDS = {"mlsvm_table1_checks": "make check-table1"}
 
@@ -100,6 +116,27 @@ def require_store(results_root: str | Path, experiment: str) -> Path:
             if held
             else "it is empty"
         )
+        # a mistyped name (kml-report compare mlsvm_tabel1) gets the name it was
+        # meant to be, not a kml-run command that would fail on the same typo; a
+        # known experiment not run yet (mlsvm_table2 beside mlsvm_table1) is no typo
+        known = {p.stem for p in EXPERIMENT_DIR.glob("*.yaml")} | set(RUN_COMMANDS)
+        meant = (
+            None
+            if experiment in known
+            else close_match(experiment, sorted(known | set(held)))
+        )
+        if meant in held:
+            raise ReportError(
+                f"no records of {experiment} under {root} ({what}); did you mean "
+                f"{meant}?"
+            )
+        if meant:
+            command = RUN_COMMANDS.get(meant, f"kml-run experiment={meant}")
+            raise ReportError(
+                f"no records of {experiment} under {root} ({what}); did you mean "
+                f"{meant}? Its records are not there either: run `{command}` first, "
+                "or pass --results DIR."
+            )
         raise ReportError(
             f"no records of {experiment} under {root} ({what}); {expected}. {fix}"
             + _hint_for(root, experiment)

@@ -78,6 +78,19 @@ def test_unknown_method_names_the_run_to_do(store):
         compare(store, "mlsvm_table1", "myfda", ["svmx"])
 
 
+def test_mistyped_names_get_the_name_meant_not_the_typo_back(store):
+    cases = [
+        (("mlsvm_tabel1", "myfda"), "did you mean mlsvm_table1?", "=mlsvm_tabel1"),
+        (("mlsvm_table1", "myfad"), "did you mean --method myfda?", "=myfad"),
+        (("mlsvm_table1", "myfda", ["fad"]), "(did you mean fda for fad?)", None),
+    ]
+    for args, meant, typo in cases:
+        with pytest.raises(ReportError) as exc:
+            compare(store, *args)
+        assert meant in str(exc.value), str(exc.value)
+        assert typo is None or typo not in str(exc.value), str(exc.value)
+
+
 def _rec(method, folds, index, y_true, y_pred):
     return {
         "label": method,

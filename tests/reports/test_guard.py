@@ -90,6 +90,27 @@ def test_mistyped_results_folder(tmp_path, capsys, generated):
     )
 
 
+def test_mistyped_experiment_gets_the_name_meant(tmp_path):
+    """kml-report compare takes any experiment name: a typo is named, an experiment
+    not run yet is not taken for one."""
+    from reports.guard import require_store
+
+    (tmp_path / "mlsvm_table1" / "sonar").mkdir(parents=True)
+    with pytest.raises(ReportError) as exc:
+        require_store(tmp_path, "mlsvm_tabel1")
+    assert str(exc.value).endswith("; did you mean mlsvm_table1?")
+    with pytest.raises(ReportError) as exc:  # closest to a known one, not run here
+        require_store(tmp_path, "mlsvm_tabel2")
+    assert (
+        "did you mean mlsvm_table2? Its records are not there either: run "
+        "`kml-run experiment=mlsvm_table2` first"
+    ) in str(exc.value)
+    with pytest.raises(ReportError) as exc:
+        require_store(tmp_path, "mlsvm_table2")
+    assert "did you mean" not in str(exc.value)
+    assert "Run `kml-run experiment=mlsvm_table2` first" in str(exc.value)
+
+
 def test_experiment_folder_without_records(tmp_path, capsys, generated):
     (tmp_path / "mlsvm_table1" / "sonar").mkdir(parents=True)
     _fails(
