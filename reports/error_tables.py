@@ -400,19 +400,27 @@ def has_public_copy(name: str) -> bool:
     return not getattr(spec, "unavailable_reason", None)
 
 
-def missing_cells(t: ErrorTable, failed: bool = False) -> list[str]:
-    """``dataset/kernel/method`` of every cell without a record (not run yet).
-
-    ``failed=True`` also lists the cells whose run failed (``... (error)``).
-    """
+def missing_cells(t: ErrorTable) -> list[str]:
+    """``dataset/kernel/method`` of every cell without a record (not run yet)."""
     miss = t.cells[t.cells.status == "not run"]
-    out = [f"{r.dataset}/{r.kernel}/{r.method}" for r in miss.itertuples()]
-    if failed:  # named first: a failure needs a look, a cell not run only a run
-        err = t.cells[t.cells.status == "error"]
-        out = [
-            f"{r.dataset}/{r.kernel}/{r.method} (error)" for r in err.itertuples()
-        ] + out
-    return out
+    return [f"{r.dataset}/{r.kernel}/{r.method}" for r in miss.itertuples()]
+
+
+def cell_names(t: ErrorTable) -> dict[tuple, str]:
+    """``(kernel, dataset, method)`` -> ``dataset/kernel/method``, as
+    :func:`missing_cells` names a cell, `` (error)`` added where its run failed.
+
+    Keyed as :data:`reports.guard.ok_cells` keys the cells of ``t.cells``, for the
+    cells :func:`reports.guard.guard_table` finds not filled as before; the failed
+    cells come first, as the guard lists them (a failure needs a look, a cell not
+    run only a run).
+    """
+    failed = t.cells.status == "error"
+    return {
+        (r.kernel, r.dataset, r.method): f"{r.dataset}/{r.kernel}/{r.method}"
+        + (" (error)" if r.status == "error" else "")
+        for r in pd.concat([t.cells[failed], t.cells[~failed]]).itertuples()
+    }
 
 
 def _score(v: float) -> str:

@@ -20,13 +20,13 @@ A writer's pattern::
     out_dir = output_dir("mlsvm", out_dir)       # reports/generated/mlsvm unless --out
     records = load_records(results_root, "mlsvm_table1")  # calls require_store
     ... build every frame, figure and text in memory ...
-    guard_table(out_dir / "table1.csv", cells, filled=ok_cells, missing=...)
+    guard_table(out_dir / "table1.csv", cells, filled=ok_cells, names=...)
     ... write ...
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -165,7 +165,9 @@ def filled_cells(
     has no such column, or ``status=None``: a claim's held / not held is not a run
     status); its cell is named by the ``key`` columns (default: those of
     :data:`CELL_KEY` the frame has) and it is worth its ``weight`` column (runs or
-    experiments pooled in it), or 1.
+    experiments pooled in it), or 1. The counter's ``unit`` attribute names what a
+    weight counts (``"experiments"`` for ``n_experiments``; None without one), so
+    :func:`guard_table` can say it apart from the number of cells.
     """
 
     def count(frame: pd.DataFrame) -> dict[tuple, float]:
@@ -189,6 +191,7 @@ def filled_cells(
             out[cell] = out.get(cell, 0.0) + float(amount)
         return out
 
+    count.unit = weight.removeprefix("n_") if weight else None
     return count
 
 
@@ -204,11 +207,23 @@ def is_guarded(path: Path) -> bool:
     return True
 
 
+def listing(names: Sequence[str], n: int = 8) -> str:
+    """The first ``n`` of ``names``, then how many more: ``"a, b and 3 more"``."""
+    more = f" and {len(names) - n} more" if len(names) > n else ""
+    return ", ".join(names[:n]) + more
+
+
+def _cells(n: int) -> str:
+    """``"1 cell"``, ``"7 cells"``."""
+    return f"{n} cell" + ("" if n == 1 else "s")
+
+
 def guard_table(
     path: str | Path,
     new: pd.DataFrame,
     filled: Filled = ok_cells,
-    missing: Sequence[str] = (),
+    names: Mapping[tuple, str] | Callable[[tuple], str] | None = None,
+    detail: str = "",
 ) -> None:
     """Refuse to replace a committed table unless every filled cell stays filled.
 
@@ -216,8 +231,16 @@ def guard_table(
     what each holds (:func:`filled_cells`; applied to the new frame and to the
     committed CSV read back). Refused when a cell that is filled in the committed
     table is missing from the new one or holds less (fewer runs): fewer cells, or
-    as many with one swapped for another. ``missing`` names the cells the new
-    table lacks, for the message. Outside ``reports/generated`` nothing is refused.
+    as many with one swapped for another. Outside ``reports/generated`` nothing is
+    refused.
+
+    The message counts cells of the table, and names those not filled as before:
+    ``names`` gives the name the report uses for a cell from its key: a mapping, in
+    the order to list them, or a function (default: the key's values joined by
+    ``/``; listed in the committed table's order); a weighted count
+    (``filled.unit``) is given beside, in its unit.
+    ``detail`` is a sentence added after the names (what to run, in the report's
+    terms).
     """
     path = Path(path)
     if not is_guarded(path) or not path.exists():
@@ -229,24 +252,40 @@ def guard_table(
     ]
     if not lost:
         return
-    before, after = sum(old_cells.values()), sum(new_cells.values())
-    names = list(missing) or [
-        "/".join(str(v) for v in cell)
-        + (
-            f" ({new_cells.get(cell, 0.0):g} of {old_cells[cell]:g})"
-            if new_cells.get(cell, 0.0)
-            else ""
-        )
-        for cell in lost
-    ]
-    listed = (
-        f" Missing: {', '.join(names[:8])}"
-        f"{f' and {len(names) - 8} more' if len(names) > 8 else ''}."
-    )
+    unit = getattr(filled, "unit", None)
+    if list(old_cells) == [()]:
+        # no column names a cell: filled_cells gave their number as one amount, and
+        # there is no cell to name
+        n_old, n_new = int(old_cells[()]), int(new_cells.get((), 0.0))
+        n_lost, unit, not_filled = n_old - n_new, None, ""
+    else:
+        if isinstance(names, Mapping):  # in the order the report lists its cells
+            order = {cell: i for i, cell in enumerate(names)}
+            lost.sort(key=lambda cell: order.get(cell, len(order)))
+
+        def name(cell: tuple) -> str:
+            if callable(names):
+                text = names(cell)
+            else:
+                text = (names or {}).get(cell) or "/".join(str(v) for v in cell)
+            got = new_cells.get(cell, 0.0)
+            return text + (
+                f" ({got:g} of {old_cells[cell]:g}{f' {unit}' if unit else ''})"
+                if got
+                else ""
+            )
+
+        n_old = sum(1 for a in old_cells.values() if a > 0)
+        n_new = sum(1 for a in new_cells.values() if a > 0)
+        n_lost = len(lost)
+        not_filled = f" Not filled as before: {listing([name(c) for c in lost])}."
+    held = f" ({sum(old_cells.values()):g} {unit})" if unit else ""
+    holds = f", with {sum(new_cells.values()):g} {unit}" if unit else ""
     raise ReportError(
-        f"refusing to overwrite {path}: it has {before:g} filled cells and the "
-        f"records give {after:g}, {len(lost)} of its filled cells not filled as "
-        f"before (a partial sweep?).{listed} Write this table elsewhere with "
-        "--out DIR, run the missing cells, or delete the committed file first if the "
+        f"refusing to overwrite {path}: {n_lost} of the {n_old} filled cells of the "
+        f"committed table{held} would not be filled as before (the records fill "
+        f"{_cells(n_new)} of the table{holds}; a partial sweep?).{not_filled}"
+        f"{f' {detail}' if detail else ''} Write this table elsewhere with --out "
+        "DIR, run the missing cells, or delete the committed file first if the "
         "smaller table is intended. Nothing was written."
     )

@@ -14,7 +14,13 @@ import numpy as np
 import pandas as pd
 
 from reports.error_tables import published_dataset_names
-from reports.guard import ReportError, filled_cells, guard_table, output_dir
+from reports.guard import (
+    ReportError,
+    filled_cells,
+    guard_table,
+    listing,
+    output_dir,
+)
 from reports.records import load_published, load_records, sweep_params
 from reports.render import markdown_table, write_csv, write_text
 from reports.stats import pearson, wilcoxon_rank_sum, wilcoxon_signed_rank
@@ -235,17 +241,6 @@ def fig2(exp: pd.DataFrame, out_dir: Path) -> None:
     plt.close(fig)
 
 
-def missing_pairs(exp: pd.DataFrame) -> list[str]:
-    """``original+donor`` of the sweep's pairs without any experiment."""
-    params = sweep_params("wrbf_table1") or {}
-    originals = params.get("dataset", [])
-    donors = params.get("dataset.noise_donor", [])
-    have = set(zip(exp.original, exp.donor))
-    return [
-        f"{o}+{d}" for o in originals for d in donors if o != d and (o, d) not in have
-    ]
-
-
 def runs_not_made(records: list[dict]) -> dict[str, list[str]]:
     """Per original dataset, the sweep's ``donor/method`` runs without an ok record.
 
@@ -328,7 +323,13 @@ def table1(
         out_dir / "table1.csv",
         t,
         filled=filled_cells(("dataset",), weight="n_experiments"),
-        missing=missing_pairs(paired),
+        detail=(
+            "Runs not made: "
+            + listing([f"{o}+{run}" for o, runs in not_made.items() for run in runs])
+            + "."
+        )
+        if not_made
+        else "",
     )
     write_csv(out_dir / "table1.csv", t.round(4))
     write_csv(out_dir / "experiments.csv", exp.round(6))

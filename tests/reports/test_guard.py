@@ -10,6 +10,7 @@ GENERATED_DIR is pointed at it), so the committed files are never at risk.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -37,6 +38,14 @@ def generated(tmp_path, monkeypatch):
     monkeypatch.setattr(guard, "GENERATED_DIR", copy)
     before = _snapshot(copy)
     yield copy, before
+
+
+def _named(err: str) -> int:
+    """How many cells a refusal names after "Not filled as before:"."""
+    listed = re.search(r"Not filled as before: (.*?)\.( |$)", err).group(1)
+    more = re.search(r" and (\d+) more$", listed)
+    names = listed[: more.start()] if more else listed
+    return len(names.split(", ")) + (int(more.group(1)) if more else 0)
 
 
 def _fails(capsys, generated, argv, *needles):
@@ -177,12 +186,15 @@ def test_partial_sweep_is_refused_over_the_committed_table(
         ["mlsvm_table1", "--results", str(partial_results)],
         "refusing to overwrite",
         "table1.csv",
-        "102 filled cells",
-        "give 2",
+        "100 of the 102 filled cells of the committed table would not be filled as "
+        "before (the records fill 2 cells of the table; a partial sweep?)",
         "--out DIR",
-        "Missing: sonar/linear/svmm",
+        "Not filled as before: sonar/linear/svmm, ",
     )
     assert "Nothing was written" in err
+    # the cells named are those counted: not the 17 unavailable ovarian cells (not
+    # run by the sub-sweep, but never filled)
+    assert _named(err) == 100 and "ovarian" not in err
 
 
 def test_partial_sweep_goes_where_out_points(partial_results, tmp_path, generated):
@@ -272,15 +284,18 @@ def test_wrbf_partial_sweep_is_refused(tmp_path, capsys, generated):
         path = tmp_path / "wrbf_table1" / rec["dataset"] / f"{method}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(rec))
-    _fails(
+    err = _fails(
         capsys,
         generated,
         ["wrbf_table1", "--results", str(tmp_path)],
         "refusing to overwrite",
-        "4200 filled cells",
-        "give 3",
-        "Missing: breast_w+ecoli",
+        "7 of the 7 filled cells of the committed table (4200 experiments) would "
+        "not be filled as before (the records fill 1 cell of the table, with 3 "
+        "experiments; a partial sweep?)",
+        "iris (3 of 600 experiments)",
+        "Runs not made: breast_w+ecoli/rbf, ",
     )
+    assert _named(err) == 7
     out = tmp_path / "out"
     assert main(["wrbf_table1", "--results", str(tmp_path), "--out", str(out)]) == 0
     table = pd.read_csv(out / "table1.csv")
@@ -294,8 +309,10 @@ def test_guard_counts_filled_cells(tmp_path, monkeypatch):
     path.parent.mkdir()
     pd.DataFrame({"status": ["ok", "ok", "skip"]}).to_csv(path, index=False)
     guard_table(path, pd.DataFrame({"status": ["ok", "ok"]}))  # as many: fine
-    with pytest.raises(ReportError, match="2 filled cells and the records give 1"):
-        guard_table(path, pd.DataFrame({"status": ["ok", "error"]}), missing=["a/b/c"])
+    with pytest.raises(
+        ReportError, match=r"1 of the 2 filled cells .* fill 1 cell of the table;"
+    ):
+        guard_table(path, pd.DataFrame({"status": ["ok", "error"]}))
     outside = tmp_path.parent / "elsewhere.csv"
     pd.DataFrame({"status": ["ok", "ok"]}).to_csv(outside, index=False)
     guard_table(outside, pd.DataFrame({"status": []}))  # --out elsewhere: free
@@ -316,7 +333,9 @@ def test_guard_refuses_a_swapped_cell(tmp_path, monkeypatch):
     )
     committed.to_csv(path, index=False)
     swapped = committed.assign(status=["error", "ok", "ok"])
-    with pytest.raises(ReportError, match="1 of its filled cells.*linear/sonar/svmm"):
+    with pytest.raises(
+        ReportError, match="1 of the 2 filled cells.*as before: linear/sonar/svmm."
+    ):
         guard_table(path, swapped)
     guard_table(path, committed.assign(status=["ok", "ok", "ok"]))  # more: fine
 
@@ -333,8 +352,14 @@ def test_guard_weighs_cells_by_their_runs(tmp_path, monkeypatch):
     )
     committed.to_csv(path, index=False)
     runs = filled_cells(("dataset", "method"), weight="runs")
-    with pytest.raises(ReportError, match=r"pima/knn \(5 of 20\)"):
+    with pytest.raises(ReportError) as exc:
         guard_table(path, committed.assign(runs=[5, 20]), filled=runs)
+    # cells counted as cells, runs as runs
+    assert (
+        "1 of the 2 filled cells of the committed table (40 runs) would not be "
+        "filled as before (the records fill 2 cells of the table, with 25 runs;"
+    ) in str(exc.value)
+    assert "Not filled as before: pima/knn (5 of 20 runs)." in str(exc.value)
     guard_table(path, committed, filled=runs)
     # the row count alone (the old rule) would have let it through
     guard_table(path, committed.assign(runs=[5, 20]), filled=filled_cells(()))
