@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from reports.guard import ReportError, close_match
-from reports.records import load_records
+from reports.records import load_records, sweep_params
 from reports.stats import LOSS, TIE, WIN, _outcome, mcnemar, wilcoxon_signed_rank
 
 COLUMNS = [
@@ -122,6 +122,14 @@ def compare(
     no_baselines = ""
     try:
         every = load_records(results, experiment, variants=True)
+        if sweep_params(experiment) is None:  # adhoc: kml-run without experiment=
+            raise ReportError(
+                f"{experiment} has no experiment file (conf/experiment/"
+                f"{experiment}.yaml), so no baselines (an experiment's own runs) to "
+                f"compare {method} with: run it in an experiment's sweep, e.g. "
+                f"`kml-run experiment=mlsvm_table1 method={method}`, then "
+                f"`kml-report compare mlsvm_table1 --method {method}`"
+            )
         try:
             own = load_records(results, experiment)
         except ReportError:

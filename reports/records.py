@@ -214,7 +214,10 @@ def load_records(
     Only records of the experiment's own config count (:func:`is_own_run`, from the
     ``overrides`` each record stores; records without them fall back to
     :func:`is_experiment_config`, which recomposes the config). ``variants=True``
-    also admits runs with command-line overrides. Records of another code version
+    also admits runs with command-line overrides. An experiment without a file in
+    ``conf/experiment`` (``adhoc``, the runs of ``kml-run`` without
+    ``experiment=``) has no config of its own: every record is used, with a
+    warning. Records of another code version
     are used when nothing newer exists, with a warning, so a report can always be
     rebuilt; ``code_version`` set keeps only matching ones.
 
@@ -227,7 +230,7 @@ def load_records(
     store = ResultStore(results_root)
     newest: dict[tuple, dict[str, Any]] = {}
     skipped: list[str] = []
-    recomposed = n_read = 0
+    recomposed = n_read = unjudged = 0
     for rec in store.records(experiment):
         n_read += 1
         lacking = [f for f in RECORD_FIELDS if f not in rec]
@@ -246,12 +249,13 @@ def load_records(
             and rec["config"].get("code_version") != code_version
         ):
             continue
-        if not variants:
-            own = (
-                None
-                if keys is None
-                else is_own_run(rec, keys, experiment_choices(experiment))
-            )
+        if not variants and keys is None:
+            # nothing to tell variants from: recomposing would fail the same way
+            # (Hydra cannot compose experiment=<name> without its file) for records
+            # with overrides as for those without
+            unjudged += 1
+        elif not variants:
+            own = is_own_run(rec, keys, experiment_choices(experiment))
             if own is None:
                 recomposed += 1
                 own = is_experiment_config(rec)
@@ -271,6 +275,14 @@ def load_records(
             f"{base} holds no readable kml-run record: its {n_json} JSON files are "
             "damaged or not records (named in the warnings above). Rerun the sweep, "
             "or pass the --results folder kml-run wrote."
+        )
+    if unjudged:
+        log.warning(
+            "%s has no experiment file (conf/experiment/%s.yaml), so no config of "
+            "its own: its %d records are all used, none told apart as a variant",
+            experiment,
+            experiment,
+            unjudged,
         )
     if recomposed:
         log.warning(

@@ -91,6 +91,26 @@ def test_mistyped_names_get_the_name_meant_not_the_typo_back(store):
         assert typo is None or typo not in str(exc.value), str(exc.value)
 
 
+def test_ad_hoc_records_cannot_be_compared_and_say_why_in_one_line(
+    tmp_path, capsys, caplog
+):
+    """`kml-run dataset=wdbc method=svmm ...` (no experiment=) records under adhoc:
+    no experiment config, so no baselines; one error line, no Hydra listing."""
+    from reports.__main__ import main
+    from tests.reports.test_records import _adhoc_record
+
+    _adhoc_record(tmp_path, ["dataset=wdbc", "method=svmm", "kernel=poly2"])
+    argv = ["compare", "adhoc", "--method", "svmm", "--results", str(tmp_path)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(
+        "kml-report compare: error: adhoc has no experiment file "
+        "(conf/experiment/adhoc.yaml), so no baselines"
+    )
+    assert "`kml-run experiment=mlsvm_table1 method=svmm`" in err
+    assert caplog.records == []  # neither "cannot compose" nor "store no overrides"
+
+
 def _rec(method, folds, index, y_true, y_pred):
     return {
         "label": method,

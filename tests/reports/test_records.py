@@ -105,3 +105,52 @@ def test_an_override_repeating_the_experiments_own_choice_is_not_a_variant():
     assert is_own_run({"overrides": [*own, "kernel=mkl20"]}, keys, choices)
     assert not is_own_run({"overrides": [*own, "kernel=linear"]}, keys, choices)
     assert not is_own_run({"overrides": [*own, "protocol=smoke"]}, keys, choices)
+
+
+def _adhoc_record(root, overrides):
+    """A record of `kml-run dataset=wdbc method=svmm ...` (no experiment=): adhoc."""
+    import json
+
+    rec = {
+        "key": "adhoc0001",
+        "label": "svmm[kernel=poly2]",
+        "experiment": "adhoc",
+        "dataset": "wdbc",
+        "method": "svmm",
+        "kernel": "poly2",
+        "seed": 0,
+        "status": "ok",
+        "config": {"code_version": "test"},
+        "overrides": overrides,
+        "finished": "2026-01-01T00:00:00",
+    }
+    path = root / "adhoc" / "wdbc" / "svmm[kernel=poly2]-adhoc0001.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(rec))
+    return rec
+
+
+def test_records_of_an_experiment_without_a_file_are_kept_and_said_why(
+    tmp_path, monkeypatch, caplog
+):
+    """adhoc has no conf/experiment file: no config of its own to compare records
+    with, and none to recompose (Hydra's "cannot compose experiment/adhoc" with its
+    list of experiments); the warning says that, not that overrides are missing."""
+    import reports.records as records
+
+    rec = _adhoc_record(
+        tmp_path,
+        ["dataset=wdbc", "method=svmm", "kernel=poly2", "kernel.normalize=cosine"],
+    )
+
+    def no_compose(*args, **kwargs):
+        raise AssertionError("recomposed a config of an experiment without a file")
+
+    monkeypatch.setattr(records, "_experiment_config", no_compose)
+    with caplog.at_level(logging.WARNING, logger="kml.reports"):
+        kept = load_records(tmp_path, "adhoc")
+    assert [r["key"] for r in kept] == [rec["key"]]
+    assert [r.getMessage() for r in caplog.records] == [
+        "adhoc has no experiment file (conf/experiment/adhoc.yaml), so no config of "
+        "its own: its 1 records are all used, none told apart as a variant"
+    ]
