@@ -1,17 +1,22 @@
-"""Say so when the numba QP solvers are about to be compiled (a cold on-disk cache).
+"""Say so when the numba QP solvers are being compiled (a cold on-disk cache).
 
 The solvers of ``methods._qp`` are compiled with ``cache=True``: the first run on a
 fresh clone (or after a solver edit) compiles them for about a minute and a half and
 writes the machine code under ``methods/_qp/__pycache__`` (or ``NUMBA_CACHE_DIR``);
 later runs load it in well under a second. Without a word, that first minute looks
-like a hang, hence one log line per process when the cache is cold.
+like a hang, hence one log line per process when a solver compiles.
+
+The line is given by a listener on numba's ``numba:compile`` event, which numba
+fires only when it really compiles (after looking in its cache), so it appears
+exactly when a run compiles a solver. Judging the cache beforehand cannot be
+right: each run compiles only the solvers it reaches (the interior-point solver
+when SMO is slow, the pivoted Cholesky for a low-rank kernel), so a cache with any
+of them missing would be announced by every run that does not compile it.
 """
 
 from __future__ import annotations
 
 import logging
-import os
-from collections.abc import Mapping
 from typing import Any
 
 log = logging.getLogger("kml")
@@ -20,91 +25,48 @@ log = logging.getLogger("kml")
 # (SMO, 26 s) then SVM_m (interior point, 102 s) on a fresh clone.
 COMPILE_SECONDS = 120
 
+#: Modules whose numba functions are "the QP solvers" of the notice.
+QP_MODULES = ("methods._qp._smo", "methods._qp._ipm")
+
 _announced = False
+_listener: Any = None
 
 
-def _solver_dispatchers() -> list:
-    from numba.core.registry import CPUDispatcher
-
-    from methods._qp import _ipm, _smo
-
-    return [
-        obj
-        for mod in (_smo, _ipm)
-        for obj in vars(mod).values()
-        if isinstance(obj, CPUDispatcher) and obj.__module__ == mod.__name__
-    ]
+def _compiling_qp_solver(event: Any) -> bool:
+    """Whether a ``numba:compile`` event compiles a function of :data:`QP_MODULES`."""
+    data = event.data if isinstance(event.data, dict) else {}
+    func = getattr(data.get("dispatcher"), "py_func", None)
+    return getattr(func, "__module__", None) in QP_MODULES
 
 
-def cold_solvers() -> list[str]:
-    """Names of the cached solvers with no index file in numba's cache yet.
-
-    Checks the index file numba's cache locator would read (no compilation, no
-    import of the cache itself); an unusual cache layout counts as warm.
-    """
-    cold = []
-    for disp in _solver_dispatchers():
-        try:
-            index = disp._cache._cache_file._index_path
-        except AttributeError:  # not cached, or another numba cache layout
-            continue
-        if not os.path.exists(index):
-            cold.append(disp.py_func.__qualname__)
-    return cold
-
-
-#: Families whose estimators never call the ``methods._qp`` solvers (they have their
-#: own solvers): a run of theirs compiles nothing there, so it announces nothing.
-QP_FREE_PACKAGES = ("methods.metric_learning", "methods.komd", "methods.fda")
-
-
-def _targets(node: Any) -> list[str]:
-    if isinstance(node, Mapping):
-        own = [str(node["_target_"])] if "_target_" in node else []
-        return own + [t for v in node.values() for t in _targets(v)]
-    if isinstance(node, (list, tuple)):
-        return [t for v in node for t in _targets(v)]
-    return []
-
-
-def uses_qp_solvers(method_cfg: Mapping) -> bool:
-    """Whether a method config may call the compiled QP solvers.
-
-    False only when every ``_target_`` in it (nested ones too) resolves to a class of
-    :data:`QP_FREE_PACKAGES`; an unknown or unresolvable target counts as a user.
-    """
-    from hydra.utils import get_class
-    from omegaconf import DictConfig, OmegaConf
-
-    if isinstance(method_cfg, DictConfig):  # targets only: leave interpolations be
-        method_cfg = OmegaConf.to_container(method_cfg, resolve=False)
-    targets = _targets(method_cfg)
-    if not targets:
-        return True
-    for target in targets:
-        try:
-            module = get_class(target).__module__
-        except Exception:  # noqa: BLE001 (the run itself reports a bad target)
-            return True
-        if not module.startswith(QP_FREE_PACKAGES):
-            return True
-    return False
-
-
-def announce_compilation(method_cfg: Mapping | None = None) -> bool:
-    """Log once per process that the QP solvers compile now; whether it logged.
-
-    With ``method_cfg``, only for a method that may call them
-    (:func:`uses_qp_solvers`): the metric-learning, KOMD and FDA runs of kdml,
-    lmnnmkl and arbf never compile them.
-    """
+def _on_compile(event: Any) -> None:
     global _announced
-    if _announced:
-        return False
-    if method_cfg is not None and not uses_qp_solvers(method_cfg):
-        return False
+    if _announced or not _compiling_qp_solver(event):
+        return
     _announced = True
-    cold = cold_solvers()
-    if cold:
-        log.info("compiling the QP solvers (first run only, ~%d s)", COMPILE_SECONDS)
-    return bool(cold)
+    log.info("compiling the QP solvers (first use only, up to ~%d s)", COMPILE_SECONDS)
+
+
+def announce_compilation() -> bool:
+    """Log once per process, when a QP solver starts compiling, that it does.
+
+    Installs the listener (once per process) and returns whether this call
+    installed it. Nothing is logged when every solver a run calls comes from the
+    cache, nor for runs that call none (the metric-learning, KOMD and FDA runs of
+    kdml, lmnnmkl and arbf, a user's scikit-learn estimator).
+    """
+    global _listener
+    if _listener is not None:
+        return False
+    from numba.core import event
+
+    class _CompileNotice(event.Listener):
+        def on_start(self, ev: Any) -> None:
+            _on_compile(ev)
+
+        def on_end(self, ev: Any) -> None:
+            pass
+
+    _listener = _CompileNotice()
+    event.register("numba:compile", _listener)
+    return True

@@ -403,7 +403,7 @@ def run_job_outcome(cfg: DictConfig) -> tuple[dict[str, Any], dict[str, Any]]:
     # run's results is made of it (below)
     identity = dict(record)
     try:
-        announce_compilation(cfg.method)
+        announce_compilation()
         with threadpool_limits(limits=int(cfg.blas_threads)):
             record.update(_run(cfg, kc, checkpoints, finished_elsewhere))
     except CellFinishedElsewhere:

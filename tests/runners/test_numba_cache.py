@@ -1,74 +1,88 @@
-"""One log line when the numba QP solvers are about to be compiled (cold cache)."""
+"""One log line when the numba QP solvers are being compiled, and only then."""
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# Each stage runs in a fresh process on one numba cache folder, as successive
+# kml-run commands do. `smo`: what an SVM run that never leaves SMO compiles;
+# `ipm`: an SVM_m run that goes to the interior point (low-rank, then dense K).
 CODE = """
 import logging, sys
 logging.basicConfig(level=logging.INFO, stream=sys.stdout, format="%(message)s")
+import numpy as np
 from runners import numba_cache
-print("cold", len(numba_cache.cold_solvers()))
-print("first", numba_cache.announce_compilation())
-print("again", numba_cache.announce_compilation())
-for disp in numba_cache._solver_dispatchers():  # as numba's cache would leave it
-    index = disp._cache._cache_file._index_path
-    __import__("os").makedirs(__import__("os").path.dirname(index), exist_ok=True)
-    open(index, "wb").close()
-print("after", len(numba_cache.cold_solvers()))
+from methods._qp import csvm_dual, solve_ipm, solve_smo
+numba_cache.announce_compilation()
+rng = np.random.default_rng(0)
+X = rng.standard_normal((24, 2))
+y = np.repeat([-1.0, 1.0], 12)
+for stage in sys.argv[1:]:
+    if stage == "smo":
+        solve_smo(csvm_dual(X @ X.T, y, 1.0))
+    else:
+        solve_ipm(csvm_dual(X @ X.T, y, 1.0))  # rank 2: pivoted Cholesky
+        solve_ipm(csvm_dual(np.exp(-((X[:, None] - X) ** 2).sum(-1)), y, 1.0))
+    print("done", stage)
 """
 
 
-def test_cold_cache_is_announced_once_and_warm_cache_is_silent(tmp_path):
-    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba")}
+def _run(cache: Path, *stages: str) -> list[str]:
     out = subprocess.run(
-        [sys.executable, "-c", CODE],
-        env=env,
+        [sys.executable, "-c", CODE, *stages],
+        env={**os.environ, "NUMBA_CACHE_DIR": str(cache)},
         capture_output=True,
         text=True,
         timeout=300,
-        cwd=Path(__file__).resolve().parents[2],
+        cwd=ROOT,
     )
     assert out.returncode == 0, out.stderr
-    lines = out.stdout.splitlines()
-    n_cold = int(lines[0].split()[1])
-    assert n_cold > 10  # every njit solver function of methods._qp
-    assert lines[1].startswith("compiling the QP solvers (first run only, ~")
-    assert lines[2:] == ["first True", "again False", "after 0"]
+    return out.stdout.splitlines()
 
 
-def test_only_methods_that_may_call_the_qp_solvers_announce_their_compilation():
-    from omegaconf import OmegaConf
+NOTICE = "compiling the QP solvers (first use only, up to ~120 s)"
+
+
+@pytest.mark.slow
+def test_notice_only_in_the_runs_that_compile_a_solver(tmp_path):
+    cache = tmp_path / "numba"
+    # fresh cache: the first SMO run compiles, and says so once
+    assert _run(cache, "smo") == [NOTICE, "done smo"]
+    # SMO cached, the interior-point solver not: an SMO-only run compiles nothing
+    # and is silent (it used to be announced by every run after the first)
+    assert _run(cache, "smo") == ["done smo"]
+    # the first run that reaches the interior point compiles it, and says so once
+    assert _run(cache, "smo", "ipm") == ["done smo", NOTICE, "done ipm"]
+    # everything cached: silent
+    assert _run(cache, "smo", "ipm") == ["done smo", "done ipm"]
+
+
+def test_other_numba_compilations_are_not_announced(caplog, monkeypatch):
+    """KOMD's and the metric learners' numba code, a user's: not the QP solvers."""
+    from numba import njit
 
     from runners import numba_cache
 
-    root = Path(__file__).resolve().parents[2]
+    monkeypatch.setattr(numba_cache, "_announced", False)
+    numba_cache.announce_compilation()
+    assert numba_cache.announce_compilation() is False  # one listener per process
 
-    def uses(name):
-        cfg = OmegaConf.load(root / "conf" / "method" / f"{name}.yaml")
-        return numba_cache.uses_qp_solvers(cfg)
+    @njit
+    def twice(x):
+        return 2 * x
 
-    for name in ("kdml_method1", "knn", "lmnn_mkl_p", "komd", "arbf_t20", "fda"):
-        assert not uses(name), name
-    for name in ("svm", "svmm", "band_check", "wrbf", "simplemkl", "svm_fda"):
-        assert uses(name), name
-    # nested targets count, and an unknown one is taken for a user
-    mixed = {"_target_": "methods.metric_learning.MetricKNN",
-             "metric_learner": {"_target_": "methods.SVM"}}
-    assert numba_cache.uses_qp_solvers(mixed)
-    assert numba_cache.uses_qp_solvers({"_target_": "no.such.Class"})
-    # a QP-free run says nothing, even on a cold cache, and leaves the line to
-    # the process's first QP run
-    numba_cache._announced = False
-    assert numba_cache.announce_compilation({"_target_": "methods.komd.KOMD"}) is False
+    with caplog.at_level(logging.INFO, logger="kml"):
+        assert twice(3) == 6
+    assert not caplog.records
     assert numba_cache._announced is False
-    # the families called QP-free import no family that uses the solvers
-    qp_users = ("methods._qp", "methods.svm", "methods.mkl", "methods.feature_weighted")
-    for pkg in numba_cache.QP_FREE_PACKAGES:
-        for path in (root / pkg.replace(".", "/")).glob("*.py"):
-            text = path.read_text()
-            assert not any(u in text for u in qp_users), path
-            assert "from methods import" not in text, path
+    # the modules named exist: a renamed solver module would silence the notice
+    for module in numba_cache.QP_MODULES:
+        __import__(module)
