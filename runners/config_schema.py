@@ -344,14 +344,29 @@ def _estimator_problems(cfg: DictConfig | Mapping[str, Any]) -> list[str]:
     return out
 
 
-def _refused(est: Any) -> str | None:
-    """scikit-learn's parameter check of ``est``, for classes that declare one."""
-    from sklearn.utils._param_validation import InvalidParameterError
+def _refused(est: Any, param: str | None = None) -> str | None:
+    """scikit-learn's parameter check of ``est``, for classes that declare one.
 
-    if not isinstance(getattr(type(est), "_parameter_constraints", None), dict):
+    With ``param``, that parameter alone: a grid value is judged on its own, not
+    refused for another parameter of the config that is already reported.
+    """
+    from sklearn.utils._param_validation import (
+        InvalidParameterError,
+        validate_parameter_constraints,
+    )
+
+    constraints = getattr(type(est), "_parameter_constraints", None)
+    if not isinstance(constraints, dict):
         return None  # a plain estimator: nothing declared to check against
     try:
-        est._validate_params()
+        if param is None:
+            est._validate_params()
+        elif param in constraints:  # a nested learner's value: not judged here
+            validate_parameter_constraints(
+                {param: constraints[param]},
+                {param: est.get_params(deep=False)[param]},
+                caller_name=type(est).__name__,
+            )
     except InvalidParameterError as exc:
         return str(exc)
     return None
@@ -394,7 +409,7 @@ def _check_estimator(
                 continue
             for value in values if isinstance(values, (list, tuple)) else []:
                 trial = clone(estimator).set_params(**{param: value})
-                why = _refused(trial)
+                why = _refused(trial, param)
                 if why:
                     out.append(f"search.grids.{key}.{param}={value!r}: {why}")
                     break

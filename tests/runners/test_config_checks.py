@@ -63,6 +63,29 @@ def test_a_fractional_train_size_from_a_plain_config_points_to_train_fraction():
     validate_config(cfg)
 
 
+def test_a_bad_method_value_is_reported_once_not_blamed_on_the_grid():
+    # each grid value is judged on its own parameter: the bad epsilon used to be
+    # repeated as "search.grids.default.C=0.1: The 'epsilon' parameter ..."
+    with pytest.raises(ConfigError) as err:
+        compose_config(["experiment=mlsvm_table1", "method=svmm", "method.epsilon=-3"])
+    lines = str(err.value).splitlines()[1:]
+    assert len(lines) == 1, lines
+    assert lines[0].strip().startswith("method.epsilon: The 'epsilon' parameter")
+    # a bad grid value beside it is still named, with its own parameter
+    with pytest.raises(ConfigError) as err:
+        compose_config(
+            [
+                "experiment=mlsvm_table1",
+                "method=svmm",
+                "method.epsilon=-3",
+                "search.grids.default.C=[1,-1]",
+            ]
+        )
+    lines = [line.strip() for line in str(err.value).splitlines()[1:]]
+    assert len(lines) == 2, lines
+    assert lines[1].startswith("search.grids.default.C=-1: The 'C' parameter")
+
+
 @pytest.mark.parametrize(
     "override,allowed",
     [
