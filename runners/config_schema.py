@@ -11,6 +11,7 @@ starts (``runners.callbacks.ConfigCheck`` for the jobs of a sweep).
 
 from __future__ import annotations
 
+import importlib
 import math
 import re
 from collections.abc import Mapping
@@ -305,9 +306,60 @@ def grid_key(grids: Mapping[str, Any], method_id: object) -> str:
     return str(method_id) if method_id in grids else "default"
 
 
+def _targets(node: Any, where: str) -> list[tuple[str, str]]:
+    """``(key, target)`` of every ``_target_`` string in a config section."""
+    if isinstance(node, Mapping):
+        target = node.get("_target_")
+        own = [(f"{where}._target_", target)] if isinstance(target, str) else []
+        return own + [
+            t
+            for k, v in node.items()
+            if k != "_target_"
+            for t in _targets(v, f"{where}.{k}")
+        ]
+    if isinstance(node, (list, tuple)):
+        return [t for i, v in enumerate(node) for t in _targets(v, f"{where}[{i}]")]
+    return []
+
+
+def _import_problem(key: str, target: str) -> str | None:
+    """Why ``target`` cannot be imported, or None; found the way Hydra's
+    ``instantiate`` looks it up (the first name a module, each next one an
+    attribute or else a submodule)."""
+    if "${" in target:
+        return None  # an interpolation: resolved, and judged, by the run
+    parts = target.split(".")
+    path_hint = (
+        f"A module of your own is imported from the Python path: put the folder "
+        f"that holds {parts[0]}.py (or the package {parts[0]}/) on PYTHONPATH, e.g. "
+        f"`PYTHONPATH=$PWD kml-run ...` run from that folder"
+    )
+    obj: Any = None
+    for i, part in enumerate(parts):
+        if i > 0 and hasattr(obj, part):
+            obj = getattr(obj, part)
+            continue
+        name = ".".join(parts[: i + 1])
+        try:
+            obj = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name != name:  # a module that `name` itself imports is missing
+                return f"{key}={target}: importing {name} failed: {exc}"
+            if i == 0:
+                return f"{key}={target}: no module named {name!r}. {path_hint}"
+            return f"{key}={target}: {'.'.join(parts[:i])} has no {part!r}"
+        except Exception as exc:  # noqa: BLE001 (the user's module raised: say so)
+            why = f"{type(exc).__name__}: {exc}"
+            return f"{key}={target}: importing {name} failed: {why}"
+    return None
+
+
 def _estimator_problems(cfg: DictConfig | Mapping[str, Any]) -> list[str]:
     """Parameters the method's estimator refuses, in ``method.*`` or in its grid.
 
+    First, every ``_target_`` of the method section must import (a module of one's
+    own needs its folder on ``PYTHONPATH``): one that does not is named, with the
+    fix, instead of failing every job after launch.
     The estimator is built as the run builds it (``instantiate(cfg.method)``) and
     checked with scikit-learn's own parameter constraints (``_parameter_constraints``)
     for the config's values and for every grid value, so that
@@ -324,6 +376,18 @@ def _estimator_problems(cfg: DictConfig | Mapping[str, Any]) -> list[str]:
     from hydra.errors import InstantiationException
     from hydra.utils import instantiate
 
+    plain = (
+        OmegaConf.to_container(method, resolve=False)
+        if isinstance(method, DictConfig)
+        else method
+    )
+    unimportable = [
+        why
+        for key, target in _targets(plain, "method")
+        if (why := _import_problem(key, target))
+    ]
+    if unimportable:  # instantiate would fail on the first, after a long traceback
+        return unimportable
     name = str(method["_target_"]).rsplit(".", 1)[-1]
     try:
         estimator = instantiate(method)

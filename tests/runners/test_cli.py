@@ -84,6 +84,29 @@ def test_invalid_c_stops_before_the_run(tmp_path):
     assert not _records(tmp_path)
 
 
+def test_own_method_without_pythonpath_stops_before_the_run(tmp_path):
+    # README "Comparing a method of your own", run without PYTHONPATH=$PWD: the
+    # module is found by nothing, and used to fail in the job as an error record
+    (tmp_path / "mine.py").write_text("class Mine:\n    pass\n")
+    (tmp_path / "myconf" / "method").mkdir(parents=True)
+    (tmp_path / "myconf" / "method" / "mine.yaml").write_text("_target_: mine.Mine\n")
+    out = kml_run(
+        tmp_path,
+        "-m",
+        "experiment=mlsvm_table1",
+        "dataset=sonar",
+        "kernel=linear",
+        "method=mine",
+        f"hydra.searchpath=[file://{tmp_path}/myconf]",
+        PYTHONPATH="",
+    )
+    assert out.returncode == 1, out.text
+    assert "no job was started" in out.text
+    assert "method._target_=mine.Mine: no module named 'mine'" in out.text
+    assert "PYTHONPATH=$PWD" in out.text
+    assert not (tmp_path / "results").exists()
+
+
 # a run that fails only once it runs: the inner CV needs more samples than it has
 FAILS_IN_RUN = ["protocol.inner_folds=200", "search.grids.svm.C=[1,10]"]
 

@@ -142,6 +142,44 @@ def test_estimators_that_declare_no_constraints_are_left_to_the_run(target):
     ])
 
 
+@pytest.mark.parametrize(
+    "override,message",
+    [
+        (
+            "method._target_=no_such_module_xyz.Mine",
+            "method._target_=no_such_module_xyz.Mine: no module named "
+            "'no_such_module_xyz'. A module of your own is imported from the Python "
+            "path: put the folder that holds no_such_module_xyz.py",
+        ),
+        ("method._target_=methods.svm.Nope", "methods.svm has no 'Nope'"),
+        ("method._target_=methods.nosub.X", "methods has no 'nosub'"),
+    ],
+)
+def test_a_target_that_cannot_be_imported_is_named_with_the_fix(override, message):
+    # it used to pass the check and fail in every job as an ImportError record
+    with pytest.raises(ConfigError) as err:
+        compose_config(["dataset=sonar", "method=svm", "~method.solver", override])
+    assert message in str(err.value)
+    if "no module named" in message:
+        assert "PYTHONPATH=$PWD" in str(err.value)
+
+
+def test_a_nested_target_and_a_failing_import_are_named(tmp_path, monkeypatch):
+    with pytest.raises(ConfigError, match=r"method\.metric_learner\._target_=nope\.X"):
+        compose_config(
+            ["method=knn_lmnn", "kernel=none", "method.metric_learner._target_=nope.X"]
+        )
+    # a module that is found but raises on import: its own error, not PYTHONPATH
+    (tmp_path / "broken_mine.py").write_text("import not_installed_dep\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ConfigError) as err:
+        compose_config(["method=svm", "method._target_=broken_mine.Mine"])
+    assert "importing broken_mine failed: No module named 'not_installed_dep'" in str(
+        err.value
+    )
+    assert "PYTHONPATH" not in str(err.value)
+
+
 def test_good_configs_pass_and_keep_plain_strings():
     cfg = compose_config(["experiment=mlsvm_table1", "protocol=train_val_test"])
     validate_config(cfg)
