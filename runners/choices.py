@@ -43,6 +43,7 @@ def unknown_choices(argv: Sequence[str]) -> str | None:
     except Exception:  # noqa: BLE001 (a syntax error is Hydra's to explain)
         return None
     problems = []
+    example = None  # (group, choice) of the first unknown value, for the hint
     for override in overrides:
         key = override.key_or_group
         if key not in GROUPS or override.is_delete() or override.package:
@@ -64,6 +65,14 @@ def unknown_choices(argv: Sequence[str]) -> str | None:
                 f"{key}={choice}: no such {key} ({hint}conf/{key}/ has "
                 f"{', '.join(known)})"
             )
+            example = example or (key, choice)
     if not problems:
         return None
+    group, choice = example
+    # a file of one's own (README: "Comparing a method of your own") lives outside
+    # conf/, and Hydra finds it only through an added search path
+    problems.append(
+        "a config file of your own outside conf/ is found through its folder: add "
+        f'"hydra.searchpath=[file://$PWD/myconf]" for myconf/{group}/{choice}.yaml'
+    )
     return "kml-run: no run was started:\n  " + "\n  ".join(problems)

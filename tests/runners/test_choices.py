@@ -28,6 +28,13 @@ def test_unknown_choices_are_named(argv, names):
     assert "base_" not in message  # schema names are not choices
 
 
+def test_an_unknown_choice_says_how_to_use_a_config_outside_conf():
+    message = unknown_choices(["experiment=mlsvm_table1", "method=mine"])
+    assert message is not None and "method=mine: no such method" in message
+    hint = '"hydra.searchpath=[file://$PWD/myconf]" for myconf/method/mine.yaml'
+    assert hint in message
+
+
 @pytest.mark.parametrize(
     "argv",
     [
