@@ -293,6 +293,15 @@ class ConfigCheck(Callback):
             _stop(f"kml-run: no run was started: {exc}")
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        from runners.launch_local import RESOLVER, jobs_problem
+
+        # the local launcher reads KML_JOBS when Hydra instantiates it, after this
+        launcher = OmegaConf.select(config, "hydra.launcher", default=None)
+        if launcher is not None:
+            raw = OmegaConf.to_container(launcher, resolve=False).get("n_jobs")
+            problem = jobs_problem() if RESOLVER in str(raw) else None
+            if problem:
+                _stop(f"kml-run: no job was started: {problem}")
         tic = time.perf_counter()
         try:
             n = check_sweep(config)

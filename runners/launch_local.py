@@ -15,23 +15,61 @@ numbers: ``run_job`` limits BLAS threads itself (``blas_threads``).
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 
 from omegaconf import OmegaConf
 
 RESOLVER = "kml_workers"
+ENV = "KML_JOBS"
+
+
+def requested_workers(requested: object) -> int:
+    """The worker count ``KML_JOBS`` asks for, as an integer.
+
+    Raises
+    ------
+    ValueError
+        One line naming ``KML_JOBS``, the value and what is expected, for anything
+        but a non-zero whole number (``int("abc")``'s own message names neither).
+    """
+    text = str(requested).strip()
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if isinstance(requested, bool) or n == 0:
+        raise ValueError(
+            f"{ENV}={text or '(empty)'}: expected the number of worker processes, "
+            f"a whole number other than 0, e.g. {ENV}=2 (negative: joblib's count, "
+            "-1 = every CPU)"
+        )
+    return n
+
+
+def jobs_problem(environ: Mapping[str, str] = os.environ) -> str | None:
+    """What is wrong with the environment's ``KML_JOBS``, or None (unset or valid).
+
+    For :class:`runners.callbacks.ConfigCheck`, which stops the sweep with it
+    before the launcher resolves its ``n_jobs`` (where the same error surfaced as
+    an omegaconf interpolation traceback of ~140 lines).
+    """
+    if ENV not in environ:
+        return None
+    try:
+        requested_workers(environ[ENV])
+    except ValueError as exc:
+        return str(exc)
+    return None
 
 
 def worker_count(requested: int | str, sweep_size: int | str | None = "") -> int:
     """``requested`` workers, at most ``sweep_size`` when that is known and positive.
 
     ``requested`` follows joblib: a negative count means ``cpu_count + 1 + n``
-    (``-1``: every CPU); 0 is refused with the fix.
+    (``-1``: every CPU); 0 or a non-number is refused with the fix
+    (:func:`requested_workers`).
     """
-    n = int(requested)
-    if n == 0:
-        raise ValueError(
-            "KML_JOBS=0: set the number of worker processes, e.g. KML_JOBS=2"
-        )
+    n = requested_workers(requested)
     size = int(sweep_size) if str(sweep_size or "").strip() else 0
     if size <= 0:
         return n

@@ -11,7 +11,7 @@ import re
 import pytest
 from omegaconf import OmegaConf
 
-from runners.launch_local import RESOLVER, worker_count
+from runners.launch_local import RESOLVER, jobs_problem, worker_count
 from tests.runners.test_cli import kml_run
 
 
@@ -36,6 +36,44 @@ def test_worker_count(requested, size, expected):
 def test_worker_count_refuses_zero():
     with pytest.raises(ValueError, match="KML_JOBS=0"):
         worker_count(0, "1")
+
+
+@pytest.mark.parametrize("value", ["0", "abc", "", "2.5", "true"])
+def test_a_bad_kml_jobs_is_named_in_one_line(value):
+    problem = jobs_problem({"KML_JOBS": value})
+    assert problem is not None and "\n" not in problem
+    assert problem.startswith(f"KML_JOBS={value or '(empty)'}: expected the number")
+    assert "e.g. KML_JOBS=2" in problem
+    with pytest.raises(ValueError, match="KML_JOBS="):
+        worker_count(value, "")
+
+
+@pytest.mark.parametrize("environ", [{}, {"KML_JOBS": "3"}, {"KML_JOBS": " -1"}])
+def test_a_valid_or_unset_kml_jobs_passes(environ):
+    assert jobs_problem(environ) is None
+
+
+@pytest.mark.parametrize("value", ["0", "abc"])
+def test_a_bad_kml_jobs_stops_the_sweep_in_one_line(tmp_path, value):
+    # it used to end in a ~140-line omegaconf traceback when Hydra instantiated
+    # the launcher, the useful line at its bottom
+    out = kml_run(
+        tmp_path,
+        "-m",
+        "dataset=sonar",
+        "method=fda",
+        "protocol=smoke",
+        module=True,
+        KML_JOBS=value,
+    )
+    assert out.returncode == 1, out.text
+    lines = [line for line in out.text.splitlines() if line.strip()]
+    assert lines == [
+        f"kml-run: no job was started: KML_JOBS={value}: expected the number of "
+        "worker processes, a whole number other than 0, e.g. KML_JOBS=2 (negative: "
+        "joblib's count, -1 = every CPU)"
+    ], out.text
+    assert not (tmp_path / "results").exists()
 
 
 def test_local_launcher_config_resolves(monkeypatch):
