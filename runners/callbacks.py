@@ -208,7 +208,12 @@ def check_sweep(config: DictConfig, compose=None) -> int:
     Raises ``ConfigCompositionException`` naming each bad key, the allowed values and
     the overrides of a job that has it, before the launcher starts any job.
     """
-    from runners.config_schema import ConfigError, validate_config
+    from runners.config_schema import (
+        ConfigError,
+        grid_set_overrides,
+        grid_set_warnings,
+        validate_config,
+    )
     from runners.run import CONF_DIR
 
     loader = None
@@ -250,14 +255,20 @@ def check_sweep(config: DictConfig, compose=None) -> int:
         covered.update(job)
         chosen.append(job)
     errors: dict[str, list[str]] = {}
+    shadowed: list[tuple[str, str]] = []
     for job in chosen:
         try:
-            validate_config(compose(list(job)))
+            cfg = compose(list(job))
+            shadowed += grid_set_overrides(cfg, job)
+            validate_config(cfg)
         except ConfigError as exc:
             errors.setdefault(str(exc), list(job))
         except ConfigCompositionException as exc:
             cause = f"\n{exc.__cause__}" if exc.__cause__ is not None else ""
             errors.setdefault(f"{exc}{cause}", list(job))
+    # before any error: a refused `method.C=-1` under a grid over C is not used either
+    for warning in grid_set_warnings(shadowed):
+        log.warning("kml-run: %s", warning)
     if errors:
         text = "\n".join(
             f"{message}\n  (job overrides: {' '.join(job)})"
@@ -285,8 +296,16 @@ class ConfigCheck(Callback):
     """Checks the run's config, or every job's config of a sweep, before any job."""
 
     def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
-        from runners.config_schema import ConfigError, validate_config
+        from runners.config_schema import (
+            ConfigError,
+            grid_set_overrides,
+            grid_set_warnings,
+            validate_config,
+        )
 
+        overrides = list(config.hydra.overrides.task)
+        for warning in grid_set_warnings(grid_set_overrides(config, overrides)):
+            log.warning("kml-run: %s", warning)
         try:
             validate_config(config)
         except ConfigError as exc:

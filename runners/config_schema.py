@@ -14,7 +14,7 @@ from __future__ import annotations
 import importlib
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import lru_cache
@@ -477,6 +477,79 @@ def _check_estimator(
                 if why:
                     out.append(f"search.grids.{key}.{param}={value!r}: {why}")
                     break
+
+
+def _method_id(cfg: DictConfig | Mapping[str, Any]) -> Any:
+    """The method's id (its config file's name), or None when it cannot be read.
+
+    ``method_id`` interpolates Hydra's runtime choices, which a callback's config
+    holds under ``hydra`` but cannot resolve through the interpolation.
+    """
+    method_id = OmegaConf.select(cfg, "hydra.runtime.choices.method", default=None)
+    if method_id is None:
+        try:
+            method_id = cfg.get("method_id")
+        except Exception:  # noqa: BLE001 (an unresolvable id)
+            return None
+    return method_id
+
+
+def grid_set_overrides(
+    cfg: DictConfig | Mapping[str, Any], overrides: Sequence[str]
+) -> list[tuple[str, str]]:
+    """``method.<param>`` overrides that the run's search grid replaces.
+
+    The grid search sets each of its parameters in every fit, so ``method.C=100``
+    under a grid over ``C`` changes nothing but the record's key. Returns
+    ``(override, grid key)`` pairs, e.g. ``("method.C=100",
+    "search.grids.default.C")``; a nested parameter
+    (``method.metric_learner.estimator.n_estimators``) is matched to its grid name
+    (``metric_learner__estimator__n_estimators``).
+    """
+    method_id = _method_id(cfg)
+    search = cfg.get("search") if isinstance(cfg, Mapping) else None
+    grids = search.get("grids") if isinstance(search, Mapping) else None
+    if method_id is None or not isinstance(grids, Mapping):
+        return []
+    if isinstance(grids, DictConfig):
+        grids = OmegaConf.to_container(grids, resolve=False)
+    key = grid_key(grids, method_id)
+    grid = grids.get(key) or {}
+    stages = grid if isinstance(grid, list) else [grid]
+    out = []
+    for line in overrides:
+        name, sep, _ = str(line).partition("=")
+        name = name.lstrip("+")
+        if not sep or not name.startswith("method.") or "@" in name:
+            continue  # deletions (~method.C) keep the file's value: nothing to say
+        param = name[len("method.") :].replace(".", "__")
+        where = [
+            f"search.grids.{key}" + (f"[{i}]" if len(stages) > 1 else "") + f".{param}"
+            for i, stage in enumerate(stages)
+            if isinstance(stage, Mapping) and param in stage
+        ]
+        out += [(str(line), w) for w in where]
+    return out
+
+
+def grid_set_warnings(pairs: Sequence[tuple[str, str]]) -> list[str]:
+    """One warning per override of :func:`grid_set_overrides` (pairs of several
+    jobs: every grid key that replaces the override is named in its line)."""
+    keys: dict[str, list[str]] = {}
+    for line, key in pairs:
+        if key not in keys.setdefault(line, []):
+            keys[line].append(key)
+    out = []
+    for line, where in keys.items():
+        param = line.partition("=")[0].lstrip("+")[len("method.") :]
+        value = line.partition("=")[2]
+        example = next((k for k in where if "[" not in k), None)
+        hint = f", e.g. {example}=[{value}]" if example else ""
+        out.append(
+            f"{line} is not used: the search grid sets {param} in every fit "
+            f"({', '.join(where)}); override the grid instead{hint}"
+        )
+    return out
 
 
 def validate_config(cfg: DictConfig | Mapping[str, Any]) -> None:

@@ -107,6 +107,27 @@ def test_own_method_without_pythonpath_stops_before_the_run(tmp_path):
     assert not (tmp_path / "results").exists()
 
 
+GRID_SETS_C = (
+    "kml-run: method.C=100 is not used: the search grid sets C in every fit "
+    "(search.grids.default.C); override the grid instead, e.g. "
+    "search.grids.default.C=[100]"
+)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["dataset=sonar", "method=svm"],
+        ["-m", "dataset=sonar", "method=svm,eps_svm"],  # once for the sweep
+    ],
+)
+def test_a_method_value_the_grid_replaces_is_warned_once(tmp_path, args):
+    # it used to be ignored without a word (the grid chooses C in every fit)
+    out = kml_run(tmp_path, *args, *SMOKE, "method.C=100")
+    assert out.returncode == 0, out.text
+    assert out.text.count(GRID_SETS_C) == 1, out.text
+
+
 # a run that fails only once it runs: the inner CV needs more samples than it has
 FAILS_IN_RUN = ["protocol.inner_folds=200", "search.grids.svm.C=[1,10]"]
 

@@ -180,6 +180,66 @@ def test_a_nested_target_and_a_failing_import_are_named(tmp_path, monkeypatch):
     assert "PYTHONPATH" not in str(err.value)
 
 
+@pytest.mark.parametrize(
+    "overrides,expected",
+    [
+        (
+            ["experiment=mlsvm_table1", "method=svm", "method.C=100"],
+            [("method.C=100", "search.grids.default.C")],
+        ),
+        (
+            ["experiment=mlsvm_table1", "method=svm_fda", "++method.lam=5"],
+            [("++method.lam=5", "search.grids.svm_fda.lam")],
+        ),
+        # a parameter the grid does not set, a method without a grid: used
+        (["experiment=mlsvm_table1", "method=svm", "++method.tol=0.01"], []),
+        (["dataset=sonar", "method=svm", "method.C=100"], []),
+        (["experiment=mlsvm_table1", "method=fda", "method.reg=0.01"], []),
+        # nested parameters by their grid name; staged grids stage by stage
+        (
+            [
+                "experiment=arbf_table1",
+                "method=knn_gb_lmnn",
+                "method.metric_learner.estimator.n_estimators=5",
+            ],
+            [
+                (
+                    "method.metric_learner.estimator.n_estimators=5",
+                    "search.grids.knn_gb_lmnn.metric_learner__estimator__n_estimators",
+                )
+            ],
+        ),
+        (
+            ["experiment=arbf_table1", "method=arbf_t20", "method.n_iter=3"],
+            [
+                ("method.n_iter=3", "search.grids.arbf_t20[0].n_iter"),
+                ("method.n_iter=3", "search.grids.arbf_t20[1].n_iter"),
+            ],
+        ),
+    ],
+)
+def test_method_overrides_that_the_grid_replaces_are_found(overrides, expected):
+    from runners.config_schema import grid_set_overrides
+
+    cfg = compose_config(overrides)
+    assert grid_set_overrides(cfg, overrides) == expected
+
+
+def test_one_warning_per_override_names_every_grid_key():
+    from runners.config_schema import grid_set_warnings
+
+    pairs = [
+        ("method.C=100", "search.grids.default.C"),
+        ("method.C=100", "search.grids.svm_fda.C"),
+        ("method.C=100", "search.grids.default.C"),  # a second job of the sweep
+    ]
+    assert grid_set_warnings(pairs) == [
+        "method.C=100 is not used: the search grid sets C in every fit "
+        "(search.grids.default.C, search.grids.svm_fda.C); override the grid "
+        "instead, e.g. search.grids.default.C=[100]"
+    ]
+
+
 def test_good_configs_pass_and_keep_plain_strings():
     cfg = compose_config(["experiment=mlsvm_table1", "protocol=train_val_test"])
     validate_config(cfg)
