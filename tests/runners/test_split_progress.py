@@ -24,3 +24,42 @@ def test_short_job_logs_nothing(caplog):
         for i in range(10):
             on_split(i)
     assert not caplog.records
+
+
+def test_a_finished_job_shows_its_experiments_measure(caplog, tmp_path, monkeypatch):
+    """arbf's table is AUC (search.scoring=roc_auc): its lines used to say
+    ``error 21.85%`` for knn_raw on heart, whose cell is AUC 77.4."""
+    import json
+
+    import numpy as np
+
+    from reports.arbf import fold_aucs
+    from runners.run import compose_config, run_job
+
+    monkeypatch.setenv("KML_RESULTS", str(tmp_path))
+    overrides = ["experiment=arbf_table1", "dataset=heart_libsvm", "method=knn_raw"]
+    with caplog.at_level(logging.INFO, logger="kml"):
+        record = run_job(compose_config(overrides))
+    (line,) = [m for r in caplog.records if (m := r.getMessage()).startswith("ok ")]
+    # the report's cell (mean test AUC over the splits), to two decimals
+    stored = json.loads(json.dumps(record))
+    assert line.endswith(f"AUC {np.mean(fold_aucs(stored)):.2f}%"), line
+    assert "error" not in line
+    # an accuracy experiment keeps its error rate
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="kml"):
+        record = run_job(
+            compose_config(["dataset=sonar", "method=svm", "protocol=smoke"])
+        )
+    (line,) = [m for r in caplog.records if (m := r.getMessage()).startswith("ok ")]
+    assert line.endswith(f"error {record['error_pct']:.2f}%"), line
+
+
+def test_auc_without_decision_values_says_so():
+    from runners.run import progress_measure
+
+    record = {"error_pct": 12.5, "folds": [{}], "predictions": {"decision": None}}
+    assert progress_measure(record, "roc_auc") == (
+        "AUC n/a (no decision values), error 12.50%"
+    )
+    assert progress_measure(record, "accuracy") == "error 12.50%"
