@@ -397,7 +397,11 @@ def summarize(
         f"{counts['skip']} skipped",
         f"{n_failed} failed",
     ]
-    lines = [f"kml-run summary: {', '.join(parts)} ({len(outcomes) + missing} runs)"]
+    n_runs = len(outcomes) + missing
+    lines = [
+        f"kml-run summary: {', '.join(parts)} "
+        f"({n_runs} run{'' if n_runs == 1 else 's'})"
+    ]
     for o in failures:
         reason = str(o.get("reason") or "no reason recorded")
         lines.append(

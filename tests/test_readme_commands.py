@@ -98,7 +98,7 @@ def _case_single_run(tmp: Path, line: str) -> None:
     args = shlex.split(line)[1:]
     out = _run([_exe("kml-run"), *args, "protocol=smoke"], tmp)
     assert out.returncode == 0, out.text
-    assert "1 ok, 0 cached, 0 skipped, 0 failed (1 runs)" in out.text
+    assert "1 ok, 0 cached, 0 skipped, 0 failed (1 run)" in out.text
     import json
 
     (record,) = [json.loads(p.read_text()) for p in tmp.rglob("results/**/*.json")]

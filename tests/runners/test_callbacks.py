@@ -51,6 +51,8 @@ def test_summary_counts_and_names_each_failure():
     assert "FAILED sonar svm[kernel=linear]: ValueError: bad\n    second line" in text
     assert "record: results/adhoc/sonar/svm[kernel=linear]-abc.json" in text
     assert summarize(outcomes[:3])[1] == 0
+    one = summarize(outcomes[:1])[0].splitlines()[0]
+    assert one == "kml-run summary: 1 ok, 0 cached, 0 skipped, 0 failed (1 run)"
 
 
 def test_jobs_that_reported_nothing_count_as_failed(tmp_path):

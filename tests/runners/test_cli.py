@@ -67,10 +67,10 @@ def test_single_run_ok_exits_0_then_cached(tmp_path):
     args = ["dataset=sonar", "method=svm", *SMOKE]
     out = kml_run(tmp_path, *args)
     assert out.returncode == 0, out.text
-    assert "kml-run summary: 1 ok, 0 cached, 0 skipped, 0 failed (1 runs)" in out.text
+    assert "kml-run summary: 1 ok, 0 cached, 0 skipped, 0 failed (1 run)" in out.text
     out = kml_run(tmp_path, *args)
     assert out.returncode == 0, out.text
-    assert "kml-run summary: 0 ok, 1 cached, 0 skipped, 0 failed (1 runs)" in out.text
+    assert "kml-run summary: 0 ok, 1 cached, 0 skipped, 0 failed (1 run)" in out.text
 
 
 def test_invalid_c_stops_before_the_run(tmp_path):
@@ -137,7 +137,7 @@ def test_failed_run_exits_1_and_names_the_record(tmp_path):
         tmp_path, "dataset=sonar", "method=svm", "protocol=smoke", *FAILS_IN_RUN
     )
     assert out.returncode == 1, out.text
-    assert "0 ok, 0 cached, 0 skipped, 1 failed (1 runs)" in out.text
+    assert "0 ok, 0 cached, 0 skipped, 1 failed (1 run)" in out.text
     assert "FAILED sonar svm[kernel=linear]: ProtocolError" in out.text
     rec = _failed_record(out)
     assert rec["status"] == "error" and "protocol.inner_folds" in rec["reason"]
@@ -247,7 +247,7 @@ def test_sweep_summary_counts_and_exit_status(tmp_path):
         tmp_path, "-m", "dataset=sonar", "method=fda", "protocol=smoke", FAILS_IN_RUN[0]
     )
     assert out.returncode == 0, out.text
-    assert "kml-run summary: 0 ok, 1 cached, 0 skipped, 0 failed (1 runs)" in out.text
+    assert "kml-run summary: 0 ok, 1 cached, 0 skipped, 0 failed (1 run)" in out.text
 
 
 @pytest.mark.parametrize(
