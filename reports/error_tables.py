@@ -251,6 +251,13 @@ def build_error_table(
                     continue
                 published = float(prow.value.iloc[0])
                 rec = by_cell.get((dname, method, kernel))
+                status = "not run" if rec is None else rec["status"]
+                reason = "" if rec is None else rec.get("reason", "")
+                if rec is None and (why := unavailable_reason(dname)):
+                    # the runner skips such a cell without computing anything: a
+                    # partial table says so as the complete one does, not "not
+                    # run yet", which asks for a run that cannot be made
+                    status, reason = "skip", why
                 row = {
                     "kernel": kernel,
                     "dataset": dname,
@@ -259,8 +266,8 @@ def build_error_table(
                     "published_pct": published,
                     "reproduced_pct": np.nan,
                     "n": np.nan,
-                    "status": "not run" if rec is None else rec["status"],
-                    "reason": "" if rec is None else rec.get("reason", ""),
+                    "status": status,
+                    "reason": reason,
                     "converged": None,
                     "at_grid_top": "",
                     "known_divergence": known_reason.get((dpub, kernel, method), ""),
@@ -389,15 +396,36 @@ def build_error_table(
     )
 
 
-def has_public_copy(name: str) -> bool:
-    """Whether the registry can load ``name`` (False for ovarian, stroke, ...)."""
+def unavailable_reason(name: str) -> str:
+    """Why a run on ``name`` is skipped, in the words of its skip record.
+
+    Parameters
+    ----------
+    name : str
+        A dataset name of the registry (or an alias it resolves).
+
+    Returns
+    -------
+    str
+        ``"dataset 'ovarian' is not available: <the registry's reason>"``, the
+        reason ``runners.run`` stores in the record of a skipped run, so that a
+        table without that record reads as one with it; ``""`` for a dataset
+        with a public copy, or one unknown to the registry (counted as missing,
+        never excused).
+    """
     import datasets
 
     try:
         spec = datasets.REGISTRY[datasets.resolve(name)]
     except (KeyError, ValueError):
-        return True  # unknown to the registry: counted as missing, never excused
-    return not getattr(spec, "unavailable_reason", None)
+        return ""
+    reason = getattr(spec, "unavailable_reason", None)
+    return f"dataset {spec.name!r} is not available: {reason}" if reason else ""
+
+
+def has_public_copy(name: str) -> bool:
+    """Whether the registry can load ``name`` (False for ovarian, stroke, ...)."""
+    return not unavailable_reason(name)
 
 
 def missing_cells(t: ErrorTable) -> list[str]:

@@ -204,8 +204,10 @@ def test_partial_sweep_goes_where_out_points(partial_results, tmp_path, generate
     assert main(argv) == 0
     assert _snapshot(copy) == before
     md = (out / "table1.md").read_text()
-    assert "## Cells not run (117)" in md
+    # 119 cells, 2 run, 17 of ovarian (no public copy) skipped as a run would be
+    assert "## Cells not run (100)" in md
     assert "- wpbc: all cells" in md
+    assert "- ovarian" not in md
     assert "- sonar: linear/svmm, linear/eps_svm, linear/svm_fda, poly2/svmm" in md
     # the one scored dataset is not set against the paper's all-dataset totals
     assert "| McNemar score (1 datasets) |  | 0 / — | 0 / — | 0 / — | 0.5 / — |" in md

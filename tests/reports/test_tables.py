@@ -134,3 +134,32 @@ def test_identical_predictions_are_counted_per_method_pair(smoke_results, tmp_pa
         assert n_both == 1  # one (kernel, dataset) cell: sonar, linear
         assert n_same == int(by_method[a] == by_method[b])
     assert set(t.identical) == {("svmm", "svm"), ("svmm", "fda"), ("svm", "fda")}
+
+
+def test_a_dataset_without_a_public_copy_reads_as_in_the_complete_table(
+    smoke_results, tmp_path
+):
+    """ovarian with no record (a sub-sweep) is named unavailable, in the words of
+    the skip record a run of it writes, not "not run yet" (no run can fill it)."""
+    skipped = run_job(
+        compose_config(
+            [
+                "experiment=mlsvm_table1",
+                "protocol=smoke",
+                "dataset=ovarian",
+                "method=svm",
+                "kernel=linear",
+                f"paths.results={tmp_path / 'elsewhere'}",
+            ]
+        )
+    )
+    assert skipped["status"] == "skip"
+    md = table1(smoke_results, out_dir=tmp_path / "out", variants=True).read_text()
+    ovarian = [line for line in md.splitlines() if line.startswith("| ovarian")]
+    assert len(ovarian) == 4  # one row per kernel
+    assert all(row.startswith(f"| ovarian ({skipped['reason']}) |") for row in ovarian)
+    assert "not run yet" not in "".join(ovarian)
+    not_run = md.split("## Cells not run")[1].split("\n## ")[0]
+    assert "- wpbc: all cells" in not_run and "ovarian" not in not_run
+    cells = pd.read_csv(tmp_path / "out" / "table1.csv")
+    assert set(cells[cells.dataset == "ovarian"].status) == {"skip"}
