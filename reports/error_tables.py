@@ -145,6 +145,31 @@ def display_name(method_class: str | None, method: str) -> str:
     return getattr(cls, "paper_name", method)
 
 
+def config_class(method: str) -> str | None:
+    """The estimator class ``conf/method/<method>.yaml`` names (its ``_target_``).
+
+    Parameters
+    ----------
+    method : str
+        A method id, the stem of its config file.
+
+    Returns
+    -------
+    str or None
+        ``"methods.EpsSVM"`` for ``eps_svm``; None without such a file or key (a
+        method of one's own configured elsewhere: ``hydra.searchpath``).
+    """
+    from omegaconf import OmegaConf
+
+    from reports.records import CONF_DIR
+
+    path = CONF_DIR / "method" / f"{method}.yaml"
+    if not path.is_file():
+        return None
+    target = OmegaConf.load(path).get("_target_")
+    return str(target) if target else None
+
+
 def published_dataset_names(paper: str) -> dict[str, str]:
     """Registry name -> the name the published CSV uses for ``paper``."""
     import datasets
@@ -238,7 +263,11 @@ def build_error_table(
     for r in records:
         names.setdefault(r["method"], display_name(r.get("method_class"), r["method"]))
     for m in methods:
-        names.setdefault(m, m)
+        if names.get(m, m) == m:
+            # a method without a record (a sub-sweep) is named from the class its
+            # config file names, so a column's name does not depend on which
+            # methods have run
+            names[m] = display_name(config_class(m), m)
 
     rows = []
     for kernel in kernels:

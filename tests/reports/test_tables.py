@@ -163,3 +163,17 @@ def test_a_dataset_without_a_public_copy_reads_as_in_the_complete_table(
     assert "- wpbc: all cells" in not_run and "ovarian" not in not_run
     cells = pd.read_csv(tmp_path / "out" / "table1.csv")
     assert set(cells[cells.dataset == "ovarian"].status) == {"skip"}
+
+
+def test_columns_are_named_as_in_the_committed_table(smoke_results, tmp_path):
+    """A method with no record (ε-SVM and SVM-FDA here) has its paper name, read
+    from the class its config file names, as in the committed table."""
+    from reports.guard import GENERATED_DIR
+
+    def headers(md: str) -> list[str]:
+        return [line for line in md.splitlines() if line.startswith("| dataset |")]
+
+    md = table1(smoke_results, out_dir=tmp_path, variants=True).read_text()
+    committed = (GENERATED_DIR / "mlsvm" / "table1.md").read_text()
+    assert headers(md) == headers(committed)
+    assert "| dataset | n | SVM_m | ε-SVM | SVM-FDA | SVM | FDA |" in headers(md)
