@@ -201,3 +201,37 @@ def test_table_marks_follow_the_project_convention(table):
         assert got == expected, (r.dataset, r.method, cell)
         marked += bool(got)
     assert marked == int((~table.within_1std & (table.status == "ok")).sum())
+
+
+def test_the_claim_section_of_the_committed_table_is_unchanged(table):
+    """All 36 cells: the claim's section reads as committed, byte for byte."""
+    from reports.arbf import claim_markdown
+
+    section = "\n".join(claim_markdown(claim_best_on_all(table), table))
+    assert section in (GENERATED_DIR / "arbf" / "table1.md").read_text()
+
+
+def test_a_partial_claim_says_what_is_missing(table):
+    """A sub-sweep's claim rows name the cells they lack, never pandas' nan, and a
+    dataset the rule cannot check is not a "no"."""
+    from reports.arbf import claim_markdown
+
+    t = table.copy()
+    heart_knn = (t.dataset == "heart") & t.method.str.startswith("knn")
+    t.loc[heart_knn | (t.dataset != "heart"), "auc_mean"] = np.nan
+    t.loc[(t.dataset == "german") & (t.method == "komd"), "auc_mean"] = 80.0
+    md = "\n".join(claim_markdown(claim_best_on_all(t), t))
+    assert "nan" not in md
+    rows = {ln.split(" | ")[0][2:]: ln for ln in md.splitlines() if ln[:2] == "| "}
+    assert rows["heart"].endswith(
+        " | KOMD | not checked (no K-Raw, K-LMNN, K-GB-LMNN) |"
+    )
+    assert rows["german"] == (
+        "| german | not computed (no ARBF run) | 80.0 | KOMD "
+        "| not checked (no ARBF_20/50, K-Raw, K-LMNN, K-GB-LMNN) |"
+    )
+    assert rows["splice"] == (
+        "| splice | not computed (no ARBF run) | not computed (no other method run) "
+        "| — | not checked (no run on this dataset) |"
+    )
+    assert "(0 of 6 datasets; 6 not checked: cells not run)." in md
