@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from reports.records import aligned_predictions, load_published
+from reports.records import aligned_predictions, load_published, variant_of
 from reports.stats import mcnemar_scores, published_se_pct, within_se
 
 log = logging.getLogger("kml.reports")
@@ -270,6 +270,7 @@ def build_error_table(
             names[m] = display_name(config_class(m), m)
 
     rows = []
+    variant_col = []  # the overrides of a cell's variant run, "" for an own run
     for kernel in kernels:
         block = pub[pub.kernel == kernel]
         for dpub in pub_datasets:
@@ -310,6 +311,7 @@ def build_error_table(
                         at_grid_top=grid_top(rec),
                     )
                 rows.append(row)
+                variant_col.append("" if rec is None else " ".join(variant_of(rec)))
     cells = pd.DataFrame(rows)
     ok = cells.status == "ok"
     cells["delta"] = cells.reproduced_pct - cells.published_pct
@@ -335,6 +337,9 @@ def build_error_table(
         cells.loc[grp.index[grp.reproduced_pct == best], "lowest"] = True
         best_pub = grp.published_pct.min()
         cells.loc[grp.index[grp.published_pct == best_pub], "published_lowest"] = True
+    # last, so that the table's CSV drops it when no cell is a variant's
+    # (variant_columns) and keeps the columns of a table of own runs
+    cells["variant"] = variant_col
 
     score_rows = []
     # (method a, method b) -> [cells with the same prediction on every test
@@ -480,13 +485,52 @@ def cell_names(t: ErrorTable) -> dict[tuple, str]:
     }
 
 
+def variant_marks(t: ErrorTable) -> dict[str, str]:
+    """Overrides of each variant run in the table -> its mark, ``v1``, ``v2``, ...
+
+    Numbered in the table's order (kernel, dataset, method); empty for a table of
+    the experiment's own runs (``kml-report`` without ``--variants``).
+    """
+    used = t.cells.variant[t.cells.variant != ""]
+    return {v: f"v{i}" for i, v in enumerate(dict.fromkeys(used), start=1)}
+
+
+def variant_columns(cells: pd.DataFrame) -> pd.DataFrame:
+    """``cells`` as the table's CSV holds them: ``variant`` only where a cell is
+    a variant run's, so a table of own runs keeps its committed columns."""
+    return cells if cells.variant.ne("").any() else cells.drop(columns="variant")
+
+
+def _variant_lines(
+    t: ErrorTable, kc: pd.DataFrame, marks: Mapping[str, str]
+) -> list[str]:
+    """Under a kernel's table: each variant filling its cells, and which cells."""
+    lines = []
+    for v, mark in marks.items():
+        by_set: dict[str, list[str]] = {}
+        for r in kc[kc.variant == v].itertuples():
+            by_set.setdefault(r.published_dataset, []).append(
+                t.names.get(r.method, r.method)
+            )
+        if by_set:
+            where = "; ".join(f"{d} ({', '.join(ms)})" for d, ms in by_set.items())
+            lines.append(f"- [{mark}] `{v}`: {where}")
+    if not lines:
+        return []
+    head = "Cells from variant runs, with the overrides they ran with:"
+    return [head, "", *lines, ""]
+
+
 def _score(v: float) -> str:
     return "—" if pd.isna(v) else f"{v:g}"
 
 
-def _cell_text(c: pd.Series, bold: str = "**") -> str:
+def _cell_text(
+    c: pd.Series, bold: str = "**", marks: Mapping[str, str] | None = None
+) -> str:
+    tag = f" [{marks[c.variant]}]" if c.variant and marks else ""
     if c.status != "ok":
-        return f"— / {c.published_pct:.2f}"
+        return f"— / {c.published_pct:.2f}{tag}"
     mark = ""
     if c.known_divergence:
         mark = "‡"
@@ -497,7 +541,7 @@ def _cell_text(c: pd.Series, bold: str = "**") -> str:
     rep = f"{c.reproduced_pct:.2f}"
     if c.lowest:
         rep = f"{bold}{rep}{bold}"
-    return f"{rep} / {c.published_pct:.2f} / {c.delta:+.2f}{mark}"
+    return f"{rep} / {c.published_pct:.2f} / {c.delta:+.2f}{mark}{tag}"
 
 
 def summary_lines(t: ErrorTable, exclude_methods: Sequence[str] = ()) -> list[str]:
@@ -522,6 +566,12 @@ def summary_lines(t: ErrorTable, exclude_methods: Sequence[str] = ()) -> list[st
     missing = t.cells[t.cells.status != "ok"]
     if len(missing):
         lines.append(f"- cells without a reproduced number: {len(missing)}")
+    from_variants = ok[ok.variant != ""]
+    if len(from_variants):
+        lines.append(
+            f"- reproduced cells from variant runs ([vN]): {len(from_variants)} "
+            f"of {len(ok)}"
+        )
     not_conv = ok[ok.converged == False]  # noqa: E712 (pandas element-wise)
     lines.append(f"- cells with a solver that did not converge (⚠): {len(not_conv)}")
     same = [
@@ -555,7 +605,19 @@ def summary_lines(t: ErrorTable, exclude_methods: Sequence[str] = ()) -> list[st
 def error_table_markdown(
     t: ErrorTable, title: str, notes: Sequence[str], exclude_from_summary=()
 ) -> str:
+    marks = variant_marks(t)
     parts = [f"# {title}", ""]
+    if marks:
+        # the notes below state the experiment's own protocol: say first that the
+        # marked cells were not run with it
+        parts += [
+            "**Built with variant runs** (`kml-report --variants`): the cells marked "
+            f"{', '.join(f'[{m}]' for m in marks.values())} come from runs with "
+            "command-line overrides of the experiment's config, named under each "
+            "table; the protocol stated below is the experiment's own and does not "
+            "describe them. The SE marks, McNemar scores and counts include them.",
+            "",
+        ]
     parts += list(notes) + [""]
     parts += [
         "Each cell: **reproduced** / published / delta (error %, pooled over the outer "
@@ -564,7 +626,12 @@ def error_table_markdown(
         "[explained] cause found and checked; [unattainable] checked that the stated "
         "method and protocol do not reach the published value; [open] cause not found "
         "yet); "
-        "⚠ a solver hit its iteration limit.",
+        "⚠ a solver hit its iteration limit."
+        + (
+            " [vN]: a cell from a variant run (its overrides under the table)."
+            if marks
+            else ""
+        ),
         "",
     ]
     from reports.render import markdown_table
@@ -595,7 +662,7 @@ def error_table_markdown(
             rows.append(
                 [dc.published_dataset.iloc[0], str(n)]
                 + [
-                    _cell_text(cells.loc[m]) if m in cells.index else ""
+                    _cell_text(cells.loc[m], marks=marks) if m in cells.index else ""
                     for m in methods
                 ]
             )
@@ -628,6 +695,7 @@ def error_table_markdown(
             "",
             markdown_table(header, rows),
             "",
+            *_variant_lines(t, kc, marks),
         ]
 
     parts += [
@@ -714,6 +782,7 @@ def error_table_markdown(
 def error_table_latex(t: ErrorTable, caption: str, label: str) -> str:
     from reports.render import latex_table
 
+    marks = variant_marks(t)
     out = []
     for kernel in t.kernels:
         kc = t.cells[t.cells.kernel == kernel]
@@ -727,20 +796,29 @@ def error_table_latex(t: ErrorTable, caption: str, label: str) -> str:
             row = [str(dc.published_dataset.iloc[0])]
             for m in methods:
                 c = dc.loc[m]
+                tag = f"$^{{{marks[c.variant]}}}$" if c.variant else ""
                 if c.status != "ok":
-                    row.append(f"-- ({c.published_pct:.2f})")
+                    row.append(f"-- ({c.published_pct:.2f}){tag}")
                     continue
                 rep = f"{c.reproduced_pct:.2f}"
                 if c.lowest:
                     rep = rf"\textbf{{{rep}}}"
-                row.append(rf"{rep} ({c.published_pct:.2f})")
+                row.append(rf"{rep} ({c.published_pct:.2f}){tag}")
             rows.append(row)
+        used = [v for v in marks if (kc.variant == v).any()]
         out.append(
             latex_table(
                 header,
                 rows,
                 f"{caption} {KERNEL_TITLES.get(kernel, kernel)}: "
-                "reproduced (published).",
+                "reproduced (published)."
+                + (
+                    " Variant runs: "
+                    + "; ".join(f"{marks[v]}: {v}" for v in used)
+                    + "."
+                    if used
+                    else ""
+                ),
                 f"{label}-{kernel}",
             )
         )

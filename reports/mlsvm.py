@@ -12,6 +12,7 @@ from reports.error_tables import (
     cell_names,
     error_table_latex,
     error_table_markdown,
+    variant_columns,
 )
 from reports.guard import guard_table, output_dir
 from reports.records import load_records, records_frame
@@ -107,7 +108,7 @@ def _write_error_table(t, out_dir: Path, stem: str, md: str, caption: str) -> No
     write_text(out_dir / f"{stem}.md", md)
     label = f"tab:mlsvm-{stem}"
     write_text(out_dir / f"{stem}.tex", error_table_latex(t, caption, label))
-    write_csv(out_dir / f"{stem}.csv", _rounded(t.cells))
+    write_csv(out_dir / f"{stem}.csv", variant_columns(_rounded(t.cells)))
     write_csv(out_dir / f"{stem}_scores.csv", t.scores)
 
 

@@ -181,13 +181,57 @@ def is_own_run(
     overrides = record.get("overrides")
     if overrides is None:
         return None
-    return all(
-        (k := override_key(o)) in keys
-        or k in NEUTRAL_KEYS
-        or k.startswith("hydra.")
-        or o in choices
-        for o in overrides
+    return all(_is_own_override(o, keys, choices) for o in overrides)
+
+
+def _is_own_override(
+    override: str, keys: frozenset[str], choices: frozenset[str]
+) -> bool:
+    """Whether one override keeps a run the experiment's own (:func:`is_own_run`)."""
+    k = override_key(override)
+    return (
+        k in keys or k in NEUTRAL_KEYS or k.startswith("hydra.") or override in choices
     )
+
+
+def variant_of(record: dict[str, Any]) -> list[str]:
+    """The overrides that make ``record`` a variant run, ``[]`` for an own run.
+
+    What a table built with ``kml-report --variants`` names beside a cell filled
+    by a variant (``["protocol=smoke"]``), in the order the run was given them;
+    the sweep's own keys and :data:`NEUTRAL_KEYS` are left out, as
+    :func:`is_own_run` leaves them. A record without stored overrides that
+    :func:`is_experiment_config` finds to differ from the experiment's config is
+    named by that (one string), since what differs is not stored. An experiment
+    without a file has no config of its own: ``[]``. Cached in the record
+    (``_variant``; :func:`load_records` sets it for the own runs it has judged).
+
+    Parameters
+    ----------
+    record : dict
+        A record as :func:`load_records` returns it.
+
+    Returns
+    -------
+    list of str
+    """
+    if "_variant" not in record:
+        experiment = record["experiment"]
+        keys = sweep_keys(experiment)
+        overrides = record.get("overrides")
+        if keys is None:
+            found: list[str] = []
+        elif overrides is None:
+            found = (
+                []
+                if is_experiment_config(record)
+                else ["a config other than the experiment's (no overrides stored)"]
+            )
+        else:
+            choices = experiment_choices(experiment)
+            found = [o for o in overrides if not _is_own_override(o, keys, choices)]
+        record["_variant"] = found
+    return list(record["_variant"])
 
 
 # What a user does to build a table from variant runs: the command line's flags
@@ -262,6 +306,7 @@ def load_records(
             if not own:
                 skipped.append(f"{rec['dataset']}/{rec['label']}")
                 continue
+            rec["_variant"] = []  # judged own: variant_of need not judge it again
         k = (
             (rec["key"],)
             if per_config

@@ -154,3 +154,30 @@ def test_records_of_an_experiment_without_a_file_are_kept_and_said_why(
         "adhoc has no experiment file (conf/experiment/adhoc.yaml), so no config of "
         "its own: its 1 records are all used, none told apart as a variant"
     ]
+
+
+def test_variant_of_names_the_overrides_that_make_a_variant(tmp_path):
+    """What a table built with --variants lists beside a variant's cell: the
+    overrides outside the sweep's keys, in the order given; [] for an own run."""
+    from reports.records import variant_of
+
+    def rec(*overrides):
+        return {"experiment": "mlsvm_table2", "overrides": list(overrides)}
+
+    own = ["experiment=mlsvm_table2", "dataset=sonar", "method=mklm", "seed=1"]
+    assert variant_of(rec(*own, "kernel=mkl20")) == []  # the experiment's choice
+    assert variant_of(rec(*own, "protocol=smoke", "++method.normalize=cosine")) == [
+        "protocol=smoke",
+        "++method.normalize=cosine",
+    ]
+    assert variant_of({"experiment": "adhoc", "overrides": ["protocol=smoke"]}) == []
+    # an older record, without overrides: judged by recomposing its config
+    smoke = run_job(
+        compose_config([*CELL, "protocol=smoke", f"paths.results={tmp_path}"])
+    )
+    del smoke["overrides"]
+    assert variant_of(smoke) == [
+        "a config other than the experiment's (no overrides stored)"
+    ]
+    # judged once, by load_records or the first call, then read back
+    assert smoke["_variant"] == variant_of(smoke)

@@ -177,3 +177,47 @@ def test_columns_are_named_as_in_the_committed_table(smoke_results, tmp_path):
     committed = (GENERATED_DIR / "mlsvm" / "table1.md").read_text()
     assert headers(md) == headers(committed)
     assert "| dataset | n | SVM_m | ε-SVM | SVM-FDA | SVM | FDA |" in headers(md)
+
+
+def test_cells_from_variant_runs_are_marked_with_their_overrides(
+    smoke_results, tmp_path
+):
+    """--variants: a cell filled by a run with command-line overrides (here
+    protocol=smoke) is marked, its overrides are listed under the table, and the
+    notes do not claim the experiment's own protocol (10-fold CV) for it."""
+    md = table1(smoke_results, out_dir=tmp_path, variants=True).read_text()
+    head, linear = md.split("## Linear kernel")
+    assert "**Built with variant runs**" in head.split("Protocol (")[0]
+    assert "the protocol stated below is the experiment's own" in head
+    sonar = next(line for line in linear.splitlines() if line.startswith("| sonar"))
+    assert sonar.count(" [v1] |") == 3  # SVM_m, SVM, FDA; ε-SVM, SVM-FDA not run
+    listed = linear.split("## ")[0]
+    assert "- [v1] `protocol=smoke`: sonar (SVM_m, SVM, FDA)" in listed
+    assert "- reproduced cells from variant runs ([vN]): 3 of 3" in md
+    cells = pd.read_csv(tmp_path / "table1.csv", keep_default_na=False)
+    assert set(cells[cells.status == "ok"].variant) == {"protocol=smoke"}
+    assert set(cells[cells.status != "ok"].variant) == {""}
+    assert r"(32.69)$^{v1}$" in (tmp_path / "table1.tex").read_text()
+
+
+def test_each_set_of_overrides_has_its_mark_and_own_runs_none(smoke_results):
+    from reports.error_tables import (
+        build_error_table,
+        error_table_markdown,
+        variant_columns,
+    )
+    from reports.records import load_records
+
+    recs = load_records(smoke_results, "mlsvm_table1", variants=True)
+    by_method = {r["method"]: r for r in recs}
+    by_method["fda"]["_variant"] = ["protocol=smoke", "kernel.normalize=null"]
+    md = error_table_markdown(build_error_table(recs, "mlsvm", "table1"), "T", [])
+    assert "- [v1] `protocol=smoke`: sonar (SVM_m, SVM)" in md
+    assert "- [v2] `protocol=smoke kernel.normalize=null`: sonar (FDA)" in md
+    # the same records judged own runs (no --variants): no mark, no note, no column
+    for r in recs:
+        r["_variant"] = []
+    t = build_error_table(recs, "mlsvm", "table1")
+    md = error_table_markdown(t, "T", [])
+    assert "[v" not in md and "variant" not in md
+    assert "variant" not in variant_columns(t.cells).columns
