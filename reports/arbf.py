@@ -9,19 +9,25 @@ runner's ``staged_test_auc``) against the KOMD cell of the same splits.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from sklearn.metrics import roc_auc_score
 
-from reports.error_tables import known_divergences, published_dataset_names
+from reports.error_tables import (
+    known_divergences,
+    published_dataset_names,
+    variant_columns,
+)
 from reports.guard import ReportError, guard_table, output_dir
 from reports.records import (
     NEUTRAL_KEYS,
     load_published,
     load_records,
     override_key,
+    variant_of,
 )
 from reports.render import latex_table, markdown_table, write_csv, write_text
 
@@ -226,9 +232,75 @@ def table1_frame(records: list[dict]) -> pd.DataFrame:
                 "diff": mean - p.mean,
                 "within_1std": bool(abs(mean - p.mean) <= p.std) if aucs else False,
                 "status": "ok" if aucs else "missing",
+                # last, so that table1.csv drops it when no cell is a variant's
+                # (variant_columns) and keeps the columns of a table of own runs
+                "variant": " ".join(variant_of(rec)) if aucs else "",
             }
         )
     return pd.DataFrame(rows)
+
+
+def variant_marks(t: pd.DataFrame) -> dict[str, str]:
+    """Overrides of each variant run in Table 1 -> its mark, ``v1``, ``v2``, ...
+
+    As :func:`reports.error_tables.variant_marks`: numbered in the table's order
+    (dataset, method); empty for a table of the experiment's own runs, and for a
+    frame without a ``variant`` column (a committed table1.csv read back).
+
+    Parameters
+    ----------
+    t : pandas.DataFrame
+        Table 1's long frame (:func:`table1_frame`).
+
+    Returns
+    -------
+    dict of str to str
+    """
+    if "variant" not in t.columns:
+        return {}
+    used = t.variant[(t.status == "ok") & (t.variant != "")]
+    return {v: f"v{i}" for i, v in enumerate(dict.fromkeys(used), start=1)}
+
+
+def claim_variants(claim: pd.DataFrame, t: pd.DataFrame) -> pd.DataFrame:
+    """``claim`` with a ``variant`` column when a dataset's verdict rests on a
+    variant run's cell: the overrides of those cells ("; " between two sets), "" for
+    a dataset of own runs; ``claim`` unchanged when none does, so claims.csv keeps
+    its committed columns.
+
+    Parameters
+    ----------
+    claim : pandas.DataFrame
+        :func:`claim_best_on_all` of ``t``.
+    t : pandas.DataFrame
+        Table 1's long frame (:func:`table1_frame`).
+
+    Returns
+    -------
+    pandas.DataFrame
+    """
+    if not variant_marks(t):
+        return claim
+    # every cell of a dataset enters its verdict (the best ARBF against every rival)
+    ok = t[(t.status == "ok") & (t.variant != "")]
+    of = {
+        ds: "; ".join(dict.fromkeys(g.variant)) for ds, g in ok.groupby("dataset")
+    }
+    return claim.assign(variant=[of.get(ds, "") for ds in claim.dataset])
+
+
+def _variant_lines(t: pd.DataFrame, marks: Mapping[str, str]) -> list[str]:
+    """Under Table 1: each variant filling its cells, and which cells (as the
+    mlsvm tables list them)."""
+    lines = []
+    for v, mark in marks.items():
+        by_set: dict[str, list[str]] = {}
+        for r in t[(t.status == "ok") & (t.variant == v)].itertuples():
+            by_set.setdefault(r.dataset, []).append(DISPLAY.get(r.method, r.method))
+        where = "; ".join(f"{d} ({', '.join(ms)})" for d, ms in by_set.items())
+        lines.append(f"- [{mark}] `{v}`: {where}")
+    head = "Cells from variant runs, with the overrides they ran with:"
+    return [head, "", *lines, ""]
 
 
 def claim_best_on_all(t: pd.DataFrame) -> pd.DataFrame:
@@ -282,7 +354,9 @@ def claim_best_on_all(t: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def claim_markdown(claim: pd.DataFrame, t: pd.DataFrame) -> list[str]:
+def claim_markdown(
+    claim: pd.DataFrame, t: pd.DataFrame, marks: Mapping[str, str] | None = None
+) -> list[str]:
     """The claim's section of table1.md: the verdict and one row per dataset.
 
     A dataset whose cells are not all reproduced (a sub-sweep) says what is
@@ -297,6 +371,9 @@ def claim_markdown(claim: pd.DataFrame, t: pd.DataFrame) -> list[str]:
         :func:`claim_best_on_all` of ``t``.
     t : pandas.DataFrame
         Table 1's long frame (:func:`table1_frame`), read for the missing cells.
+    marks : mapping of str to str, optional
+        :func:`variant_marks` of ``t``: a verdict resting on a variant run's cell
+        carries its mark (`` [v1]``), as the cell does in Table 1.
 
     Returns
     -------
@@ -325,6 +402,11 @@ def claim_markdown(claim: pd.DataFrame, t: pd.DataFrame) -> list[str]:
             verdict = f"not checked (no {', '.join(lacking)})"
         else:
             verdict = "no"
+        if marks:
+            cells = t[(t.dataset == c.dataset) & (t.status == "ok")]
+            verdict += "".join(
+                f" [{marks[v]}]" for v in dict.fromkeys(cells.variant) if v
+            )
         rows.append(
             [
                 c.dataset,
@@ -350,6 +432,25 @@ def claim_markdown(claim: pd.DataFrame, t: pd.DataFrame) -> list[str]:
     ]
 
 
+def curve_records(records: list[dict]) -> list[dict]:
+    """The record each dataset's Fig. 2 curve is drawn from (:func:`curves_frame`).
+
+    Per dataset the longest run available (arbf_t150, else arbf_t50, else
+    arbf_t20) that recorded its staged test AUC.
+    """
+    longest: dict[str, dict] = {}
+    for method in reversed(CURVE_METHODS):
+        for r in records:
+            if r["status"] == "ok" and r["method"] == method:
+                longest[r["dataset"]] = r
+    return [
+        r
+        for r in longest.values()
+        if (staged := [f.get("staged_test_auc") for f in r["folds"]])
+        and all(s is not None for s in staged)
+    ]
+
+
 def curves_frame(records: list[dict]) -> tuple[pd.DataFrame, str | None]:
     """Mean test AUC (%) per ARBF iteration and dataset, and the methods used.
 
@@ -357,17 +458,10 @@ def curves_frame(records: list[dict]) -> tuple[pd.DataFrame, str | None]:
     arbf_t20); column ``method`` says which.
     """
     names = published_dataset_names("arbf")
-    longest: dict[str, dict] = {}
-    for method in reversed(CURVE_METHODS):
-        for r in records:
-            if r["status"] == "ok" and r["method"] == method:
-                longest[r["dataset"]] = r
     rows = []
-    for r in longest.values():
+    for r in curve_records(records):
         method = r["method"]
         staged = [f.get("staged_test_auc") for f in r["folds"]]
-        if not staged or any(s is None for s in staged):
-            continue
         A = 100.0 * np.array(staged)
         ds = names.get(r["original_dataset"], r["dataset"])
         for t in range(A.shape[1]):
@@ -420,6 +514,44 @@ def fig2(curves: pd.DataFrame, t: pd.DataFrame, method: str, out_dir: Path) -> N
     plt.close(fig)
 
 
+def curve_variant_note(records: list[dict], marks: dict[str, str]) -> list[str]:
+    """Under Fig. 2: the curves drawn from variant runs, with their overrides.
+
+    A set of overrides without a mark in Table 1 (e.g. an arbf_t150 run, which has
+    no cell) gets the next one; ``marks`` is extended in place. Empty when every
+    curve is an own run's, so the text of such a report is unchanged.
+
+    Parameters
+    ----------
+    records : list of dict
+        The records Fig. 2 is drawn from (:func:`curves_frame`).
+    marks : dict of str to str
+        :func:`variant_marks` of Table 1.
+
+    Returns
+    -------
+    list of str
+        Markdown lines, ending with an empty one, or none.
+    """
+    names = published_dataset_names("arbf")
+    by_set: dict[str, list[str]] = {}
+    for r in curve_records(records):
+        v = " ".join(variant_of(r))
+        if v:
+            ds = names.get(r["original_dataset"], r["dataset"])
+            by_set.setdefault(v, []).append(f"{ds} ({r['method']})")
+    if not by_set:
+        return []
+    for v in by_set:
+        marks.setdefault(v, f"v{len(marks) + 1}")
+    listed = "; ".join(f"[{marks[v]}] `{v}`: {', '.join(w)}" for v, w in by_set.items())
+    return [
+        "Curves drawn from variant runs (command-line overrides; the protocol "
+        f"stated above does not describe them): {listed}.",
+        "",
+    ]
+
+
 def _cell(mean: float, std: float) -> str:
     return "-" if not np.isfinite(mean) else f"{mean:.1f} ± {std:.1f}"
 
@@ -443,8 +575,9 @@ def table1(
     curves, curve_method = curves_frame(records)
     known = known_divergences("arbf", "table1")
     listed = set(zip(known.dataset, known.method)) if len(known) else set()
-    write_csv(out_dir / "table1.csv", t.round(4))
-    write_csv(out_dir / "claims.csv", claim.round(4))
+    marks = variant_marks(t)
+    write_csv(out_dir / "table1.csv", variant_columns(t.round(4)))
+    write_csv(out_dir / "claims.csv", claim_variants(claim, t).round(4))
     label = label_auc_frame(records)
     if len(label):
         write_csv(out_dir / "table1_check_label_auc.csv", label.round(4))
@@ -470,24 +603,38 @@ def table1(
             mark = "" if r.within_1std or r.status != "ok" else (
                 " ‡" if (ds, m) in listed else " †"
             )
+            v = marks.get(r.variant) if r.status == "ok" else None
             cells.append(
                 f"{_cell(r.auc_mean, r.auc_std)} / "
                 f"{r.published_mean:.1f} ± {r.published_std:.1f}{mark}"
+                + (f" [{v}]" if v else "")
             )
             pm = "$\\pm$"
             repro = _cell(r.auc_mean, r.auc_std).replace("±", pm)
             tex.append(
                 f"{repro} / {r.published_mean:.1f}{pm}{r.published_std:.1f}"
                 + {"": "", " †": "$^\\dagger$", " ‡": "$^\\ddagger$"}[mark]
+                + (f"$^{{{v}}}$" if v else "")
             )
         rows.append(cells)
         tex_rows.append(tex)
     ok = t[t.status == "ok"]
     n_within = int(ok.within_1std.sum())
     n_split = sorted(set(ok.n_splits))
-    md = [
-        "# arbf Table 1: AUC % reproduced / published (mean ± std over splits)",
-        "",
+    md = ["# arbf Table 1: AUC % reproduced / published (mean ± std over splits)", ""]
+    if marks:
+        # the notes below state the experiment's own protocol: say first that the
+        # marked cells were not run with it
+        md += [
+            "**Built with variant runs** (`kml-report --variants`): the cells marked "
+            f"{', '.join(f'[{m}]' for m in marks.values())} come from runs with "
+            "command-line overrides of the experiment's config, named under the "
+            "table; the protocol stated below is the experiment's own and does not "
+            "describe them. The † and ‡ marks, the count within one std and the "
+            "claim include them.",
+            "",
+        ]
+    md += [
         "Paper E (arbf) Sec. 5: six LIBSVM datasets scaled to [-1, 1]; stratified "
         f"70/10/20 train/validation/test splits ({n_split} splits per cell; the paper "
         "does not say how many: protocol.repetitions); every grid selected by "
@@ -521,12 +668,20 @@ def table1(
         "",
         markdown_table(header, rows),
         "",
+        *(_variant_lines(t, marks) if marks else []),
         f"Within one published std: {n_within} of {len(ok)} cells "
         f"({100 * n_within / max(len(ok), 1):.0f}%; target 80%). "
         "† outside, not listed; ‡ outside, listed in reports/known_divergences.csv "
-        "(the marks of every table of the project).",
+        "(the marks of every table of the project)."
+        + (
+            " [vN]: a cell from a variant run (its overrides under the table); "
+            f"reproduced cells from variant runs: {(ok.variant != '').sum()} of "
+            f"{len(ok)}."
+            if marks
+            else ""
+        ),
         "",
-        *claim_markdown(claim, t),
+        *claim_markdown(claim, t, marks),
     ]
     if len(label):
         n_in = int(label.within_1std.sum())
@@ -582,6 +737,9 @@ def table1(
             f"![Fig. 2](fig2.png)  Curves: {curve_method} (mean test AUC after each "
             "iteration over the splits); red dotted: the KOMD cell.",
             "",
+            # after Table 1's marks are numbered: a curve of a marked run keeps its
+            # mark, one of a run without a cell (arbf_t150) gets the next
+            *curve_variant_note(records, dict(marks)),
         ]
         if "arbf_t150" not in curve_method:
             md += [
@@ -596,7 +754,14 @@ def table1(
         latex_table(
             header,
             tex_rows,
-            "arbf Table 1: AUC % reproduced / published (mean ± std)",
+            "arbf Table 1: AUC % reproduced / published (mean ± std)"
+            + (
+                ". Variant runs: "
+                + "; ".join(f"{m}: {v}" for v, m in marks.items())
+                + "."
+                if marks
+                else ""
+            ),
             "tab:arbf-table1",
         ),
     )

@@ -1,5 +1,7 @@
 """arbf report: the committed Table 1 and reports/known_divergences.csv agree."""
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -235,3 +237,73 @@ def test_a_partial_claim_says_what_is_missing(table):
         "| — | not checked (no run on this dataset) |"
     )
     assert "(0 of 6 datasets; 6 not checked: cells not run)." in md
+
+
+def _store_record(root, method, overrides=(), finished="2026-01-01T00:00:00"):
+    """A heart record of ``method`` in a results store, as kml-run writes it."""
+    rng = np.random.default_rng(len(method) + len(overrides))
+    y = np.tile([1, -1], 8)
+    decision = y * 0.5 + rng.normal(size=len(y))
+    staged = method.startswith("arbf")  # Fig. 2's curves come from ARBF runs
+    rec = {
+        **_record(method, list(overrides), decision.tolist()),
+        "key": f"heart{method}{len(overrides)}",
+        "label": f"{method}[kernel=none]",
+        "experiment": "arbf_table1",
+        "kernel": "none",
+        "seed": 0,
+        "config": {"code_version": "test", "method": {}, "protocol": {}},
+        "finished": finished,
+        "folds": [{"staged_test_auc": [0.7, 0.8]} if staged else {} for _ in range(4)],
+    }
+    rec["predictions"].update(fold=np.repeat(np.arange(4), 4).tolist(),
+                              y_true=y.tolist(), y_pred=y.tolist())
+    path = root / "arbf_table1" / "heart_libsvm" / f"{method}{len(overrides)}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(rec))
+
+
+def test_cells_from_variant_runs_are_marked_with_their_overrides(tmp_path):
+    """--variants: a cell filled by a run with command-line overrides is marked as
+    in the mlsvm tables ([v1], $^{v1}$, listed under the table, a `variant` CSV
+    column), so is the claim's verdict resting on it and a Fig. 2 curve drawn from
+    it; the notes do not claim the experiment's own protocol for it."""
+    from reports.arbf import METHODS, table1
+
+    results = tmp_path / "results"
+    for m in METHODS:
+        _store_record(results, m)
+    smoke = ["protocol.repetitions=2"]
+    for m in ("komd", "arbf_t50"):
+        _store_record(results, m, smoke, finished="2026-02-01T00:00:00")
+
+    md = table1(results, out_dir=tmp_path / "v", variants=True).read_text()
+    head, rest = md.split("| dataset |", 1)
+    assert "**Built with variant runs**" in head.split("Paper E")[0]
+    assert "the protocol stated below is the experiment's own" in head
+    heart = next(ln for ln in rest.splitlines() if ln.startswith("| heart"))
+    cells = [c.strip() for c in heart.strip("|").split("|")]
+    assert [c.endswith(" [v1]") for c in cells[1:]] == [
+        m in ("komd", "arbf_t50") for m in METHODS
+    ]
+    assert "- [v1] `protocol.repetitions=2`: heart (KOMD, ARBF_50)" in md
+    assert "reproduced cells from variant runs: 2 of 6." in md
+    claim = next(ln for ln in md.split("## Claim")[1].splitlines()
+                 if ln.startswith("| heart"))
+    assert claim.endswith(" [v1] |")
+    assert "[v1] `protocol.repetitions=2`: heart (arbf_t50)." in md  # Fig. 2
+    t = pd.read_csv(tmp_path / "v" / "table1.csv", keep_default_na=False)
+    marked = t[t.variant != ""]
+    assert set(marked.method) == {"komd", "arbf_t50"}
+    assert set(marked.variant) == {"protocol.repetitions=2"}
+    c = pd.read_csv(tmp_path / "v" / "claims.csv", keep_default_na=False)
+    assert c.set_index("dataset").variant["heart"] == "protocol.repetitions=2"
+    tex = (tmp_path / "v" / "table1.tex").read_text()
+    assert tex.count("$^{v1}$") == 2
+    assert "Variant runs: v1: protocol.repetitions=2." in tex
+
+    # the experiment's own runs only: no mark, no note, no column
+    md = table1(results, out_dir=tmp_path / "own").read_text()
+    assert "[v" not in md and "variant run" not in md
+    for name in ("table1.csv", "claims.csv"):
+        assert "variant" not in pd.read_csv(tmp_path / "own" / name).columns
