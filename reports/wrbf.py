@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from reports.error_tables import published_dataset_names
+from reports.error_tables import published_dataset_names, variant_columns
 from reports.guard import (
     ReportError,
     filled_cells,
@@ -21,7 +21,7 @@ from reports.guard import (
     listing,
     output_dir,
 )
-from reports.records import load_published, load_records, sweep_params
+from reports.records import load_published, load_records, sweep_params, variant_of
 from reports.render import markdown_table, write_csv, write_text
 from reports.stats import pearson, wilcoxon_rank_sum, wilcoxon_signed_rank
 
@@ -265,6 +265,50 @@ def runs_not_made(records: list[dict]) -> dict[str, list[str]]:
     return out
 
 
+def run_variants(records: list[dict]) -> dict[tuple[str, str, str], str]:
+    """The overrides of each finished variant run, by (original, donor, method).
+
+    What a table built with ``kml-report --variants`` names beside the datasets a
+    variant run is pooled in (:func:`records.variant_of`, joined by spaces); own
+    runs are left out, so the mapping is empty for a table of own runs.
+    """
+    out = {}
+    for r in records:
+        if r["status"] == "ok" and (v := " ".join(variant_of(r))):
+            out[(r["original_dataset"], r["noise_donor"], r["method"])] = v
+    return out
+
+
+def variant_marks(
+    runs: dict[tuple[str, str, str], str], order: list[str]
+) -> dict[str, str]:
+    """Overrides of each variant run -> its mark, ``v1``, ``v2``, ...
+
+    As :func:`reports.error_tables.variant_marks`: numbered in the table's order
+    (``order``: the originals as Table 1 lists them; then donor, method).
+
+    Parameters
+    ----------
+    runs : dict
+        :func:`run_variants`.
+    order : list of str
+        The originals (registry names) in Table 1's order.
+
+    Returns
+    -------
+    dict of str to str
+    """
+    rank = {o: i for i, o in enumerate(order)}
+    keys = sorted(runs, key=lambda k: (rank.get(k[0], len(rank)), k[1], k[2]))
+    used = dict.fromkeys(runs[k] for k in keys)
+    return {v: f"v{i}" for i, v in enumerate(used, start=1)}
+
+
+def _joined(variants: list[str]) -> str:
+    """Distinct sets of overrides, in order, as one CSV cell ("" for none)."""
+    return "; ".join(dict.fromkeys(v for v in variants if v))
+
+
 def n_donors(original: str) -> int:
     """How many noise donors the sweep pairs ``original`` with."""
     params = sweep_params("wrbf_table1") or {}
@@ -331,13 +375,49 @@ def table1(
         if not_made
         else "",
     )
-    write_csv(out_dir / "table1.csv", t.round(4))
-    write_csv(out_dir / "experiments.csv", exp.round(6))
+    names = published_dataset_names("wrbf")
+    runs_v = run_variants(records)
+    originals = {names.get(o, o): o for o in exp.original}
+    marks = variant_marks(runs_v, [originals[d] for d in t.dataset])
+
+    def exp_variant(frame: pd.DataFrame) -> list[str]:
+        # an experiment is a variant's when its RBF or its WRBF run is one
+        return [
+            _joined([runs_v.get((e.original, e.donor, m), "") for m in METHODS])
+            for e in frame.itertuples()
+        ]
+
+    # each CSV gets a `variant` column only when a variant run enters it
+    # (variant_columns), so that one of own runs keeps its committed columns
+    t_variant = [
+        _joined([v for k, v in runs_v.items() if k[0] == originals[d]])
+        for d in t.dataset
+    ]
+    paired_variant = exp_variant(paired)
+    write_csv(
+        out_dir / "table1.csv", variant_columns(t.round(4).assign(variant=t_variant))
+    )
+    write_csv(
+        out_dir / "experiments.csv",
+        variant_columns(exp.round(6).assign(variant=exp_variant(exp))),
+    )
     # not rounded: write_csv keeps 6 significant digits, so a p of 2e-10 stays 2e-10
-    write_csv(out_dir / "claims.csv", pd.DataFrame([c]))
+    write_csv(
+        out_dir / "claims.csv",
+        variant_columns(pd.DataFrame([c]).assign(variant=_joined(paired_variant))),
+    )
+    n_paired_v = sum(map(bool, paired_variant))
+    used_marks = ", ".join(
+        f"[{marks[v]}]" for v in marks if any(v in pv for pv in paired_variant)
+    )
     if len(paired):
         fig2(paired, out_dir)
         figure = "![Fig. 2](fig2.png)"
+        if n_paired_v:
+            figure += (
+                f"\n\nFig. 2 includes {n_paired_v} experiments from variant runs "
+                f"({used_marks}; listed under the table)."
+            )
     else:
         # an earlier run's figure in this folder would contradict the table
         for ext in ("png", "pdf"):
@@ -351,11 +431,14 @@ def table1(
         return f"not computed ({gaps[test]})" if test in gaps else text
 
     rows = []
-    for r in t.itertuples():
+    for r, tv in zip(t.itertuples(), t_variant):
         gap = " (WRBF < RBF)" if r.acc_gain_pct < 0 else ""
+        # a row pools its original's runs: the dataset carries the marks of those
+        # that are variants
+        tag = "".join(f" [{marks[v]}]" for v in tv.split("; ") if v)
         rows.append(
             [
-                r.dataset,
+                r.dataset + tag,
                 pair(r.acc_wrbf_pct, r.published_acc_wrbf_pct),
                 pair(r.acc_rbf_pct, r.published_acc_rbf_pct),
                 f"{r.total_test_instances} / {r.published_total_test_instances:.0f}",
@@ -371,9 +454,29 @@ def table1(
         for f in r.get("folds", [])
         if not f["solver"].get("converged", True)
     )
-    md = [
-        "# wrbf Table 1: reproduced / published",
-        "",
+    variant_lines = []
+    for v, mark in marks.items():
+        by_set: dict[str, list[str]] = {}
+        for d in t.dataset:
+            for (o, donor, m), rv in runs_v.items():
+                if o == originals[d] and rv == v:
+                    by_set.setdefault(d, []).append(f"{donor}/{m}")
+        where = "; ".join(f"{d} ({', '.join(sorted(w))})" for d, w in by_set.items())
+        variant_lines.append(f"- [{mark}] `{v}`: {where}")
+    md = ["# wrbf Table 1: reproduced / published", ""]
+    if marks:
+        # the notes below state the experiment's own protocol: say first that the
+        # marked datasets pool runs not made with it
+        md += [
+            "**Built with variant runs** (`kml-report --variants`): the datasets "
+            f"marked {', '.join(f'[{m}]' for m in marks.values())} pool runs with "
+            "command-line overrides of the experiment's config, named (noise "
+            "donor/method) under the table; the protocol stated below is the "
+            "experiment's own and does not describe them. The claims and Fig. 2 "
+            "include them.",
+            "",
+        ]
+    md += [
         "Paper D (wrbf), Sec. 5: RBF vs WRBF SVM (C = gamma = 1, no search) on each "
         "original dataset plus noise features drawn from each of the 6 other datasets "
         "(Sec. 5.1), 100 random 80/20 splits per noisy set; accuracies pooled over "
@@ -396,9 +499,25 @@ def table1(
             rows,
         ),
         "",
+        *(
+            [
+                "Variant runs pooled in the marked rows ([vN]), with the overrides "
+                "they ran with:",
+                "",
+                *variant_lines,
+                "",
+            ]
+            if marks
+            else []
+        ),
         "## Claims",
         "",
-        f"- Experiments: {c['n_experiments']} (published 4200).",
+        f"- Experiments: {c['n_experiments']} (published 4200)"
+        + (
+            f"; {n_paired_v} of them from variant runs ({used_marks})."
+            if n_paired_v
+            else "."
+        ),
         "- Wilcoxon signed-rank test on the paired correct counts (the right test for "
         "paired runs): "
         + stat(

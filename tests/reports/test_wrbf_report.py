@@ -117,3 +117,43 @@ def test_claims_say_which_statistic_is_missing(tmp_path, rbf, wrbf_, missing):
         assert np.isnan(claims[column]) == (test in missing), test
     assert md.count("not computed (") == len(missing)
     assert (tmp_path / "out" / "fig2.png").exists()
+
+
+def test_datasets_pooling_variant_runs_are_marked_with_their_overrides(tmp_path):
+    """--variants: a dataset whose row pools a run with command-line overrides is
+    marked as the mlsvm tables mark a cell ([v1], its runs and overrides listed
+    under the table, a `variant` CSV column), and the claims and Fig. 2 say how
+    many of their experiments come from variant runs."""
+    runs = [(o, d, m, [7, 8, 6]) for o, d in (("iris", "glass"), ("pima", "iris"))
+            for m in ("rbf", "wrbf")]
+    results = _store(tmp_path / "results", runs)
+    smoke = _wrbf_record("iris", "glass", "wrbf", [9, 9, 9])
+    smoke["overrides"].append("protocol.repetitions=3")
+    smoke["key"] += "smoke"
+    smoke["finished"] = "2026-02-01T00:00:00"
+    (results / "wrbf_table1" / "iris+glass" / "wrbf_smoke.json").write_text(
+        json.dumps(smoke)
+    )
+    out = tmp_path / "v"
+    md = wrbf.table1(results, out_dir=out, variants=True).read_text()
+    assert "**Built with variant runs**" in md.split("Paper D")[0]
+    assert "the protocol stated below is the experiment's own" in md
+    assert "| iris [v1] | 90.0 / 92.1 |" in md  # WRBF's side is the variant's
+    assert "| pima | " in md  # own runs only: no mark
+    assert "- [v1] `protocol.repetitions=3`: iris (glass/wrbf)" in md
+    claim = "- Experiments: 6 (published 4200); 3 of them from variant runs ([v1])."
+    assert claim in md
+    assert "Fig. 2 includes 3 experiments from variant runs ([v1];" in md
+    t = pd.read_csv(out / "table1.csv", keep_default_na=False).set_index("dataset")
+    assert t.variant.to_dict() == {"iris": "protocol.repetitions=3", "pima": ""}
+    exp = pd.read_csv(out / "experiments.csv", keep_default_na=False)
+    assert set(exp[exp.original == "iris"].variant) == {"protocol.repetitions=3"}
+    assert set(exp[exp.original == "pima"].variant) == {""}
+    claims = pd.read_csv(out / "claims.csv")
+    assert claims.variant.tolist() == ["protocol.repetitions=3"]
+
+    # the experiment's own runs only: no mark, no note, no column
+    md = wrbf.table1(results, out_dir=tmp_path / "own").read_text()
+    assert "[v" not in md and "variant run" not in md
+    for name in ("table1.csv", "experiments.csv", "claims.csv"):
+        assert "variant" not in pd.read_csv(tmp_path / "own" / name).columns
