@@ -13,19 +13,25 @@ Reports only read records; a table is never overwritten with fewer cells.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from reports.error_tables import known_divergences, published_dataset_names
+from reports.error_tables import (
+    known_divergences,
+    published_dataset_names,
+    variant_columns,
+)
 from reports.guard import guard_table, output_dir
 from reports.records import (
     GENERATED_DIR,
     aligned_predictions,
     load_published,
     load_records,
+    variant_of,
 )
 from reports.render import latex_table, markdown_table, write_csv, write_text
 from reports.stats import (
@@ -276,6 +282,11 @@ def build_cells(
                 )
                 pv = p.get(f"sig_vs_{ref}")
                 row[f"published_vs_{ref}"] = "" if pd.isna(pv) else str(pv)
+            # last, so that the table's CSV drops it when no cell is a variant's
+            # (variant_columns) and keeps the columns of a table of own runs
+            row["variant"] = (
+                " ".join(variant_of(r)) if r and r["status"] == "ok" else ""
+            )
             rows.append(row)
         rp = recs.get((dname, "lmnn_mkl_p"))
         if rp and rp["status"] == "ok":
@@ -297,9 +308,52 @@ def build_cells(
                         if len(w) > 1
                         else np.nan,
                         "n_folds_selected": int(np.sum(w[:, k] > 1e-3)),
+                        "variant": " ".join(variant_of(rp)),
                     }
                 )
     return pd.DataFrame(rows), pd.DataFrame(weights)
+
+
+def variant_marks(cells: pd.DataFrame) -> dict[str, str]:
+    """Overrides of each variant run in the table -> its mark, ``v1``, ``v2``, ...
+
+    As :func:`reports.error_tables.variant_marks`: numbered in the table's order
+    (dataset, method); empty for a table of the experiment's own runs.
+
+    Parameters
+    ----------
+    cells : pandas.DataFrame
+        :func:`build_cells`' cells.
+
+    Returns
+    -------
+    dict of str to str
+    """
+    if "variant" not in cells.columns:
+        return {}
+    used = cells.variant[(cells.status == "ok") & (cells.variant != "")]
+    return {v: f"v{i}" for i, v in enumerate(dict.fromkeys(used), start=1)}
+
+
+def _variant_lines(cells: pd.DataFrame, marks: Mapping[str, str]) -> list[str]:
+    """Under the table: each variant filling its cells, and which cells."""
+    lines = []
+    for v, mark in marks.items():
+        by_set: dict[str, list[str]] = {}
+        for r in cells[(cells.status == "ok") & (cells.variant == v)].itertuples():
+            by_set.setdefault(r.published_dataset, []).append(METHOD_NAMES[r.method])
+        where = "; ".join(f"{d} ({', '.join(ms)})" for d, ms in by_set.items())
+        lines.append(f"- [{mark}] `{v}`: {where}")
+    head = "Cells from variant runs, with the overrides they ran with:"
+    return [head, "", *lines, ""]
+
+
+def _tag(c: pd.Series, marks: Mapping[str, str] | None, latex: bool) -> str:
+    """A variant cell's mark (`` [v1]``, LaTeX ``$^{v1}$``), "" for an own run."""
+    v = c.get("variant", "")
+    if not marks or not v or c.status != "ok":
+        return ""
+    return f"$^{{{marks[v]}}}$" if latex else f" [{marks[v]}]"
 
 
 def _mark(c: pd.Series) -> str:
@@ -332,7 +386,25 @@ def _pub_text(c: pd.Series) -> str:
     )
 
 
-def table_rows(cells: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
+def table_rows(
+    cells: pd.DataFrame, marks: Mapping[str, str] | None = None, latex: bool = False
+) -> tuple[list[str], list[list[str]]]:
+    """The table's header and rows (datasets, then the total scores).
+
+    Parameters
+    ----------
+    cells : pandas.DataFrame
+        :func:`build_cells`' cells.
+    marks : mapping of str to str, optional
+        :func:`variant_marks`: a cell from a variant run carries its mark.
+    latex : bool, default=False
+        The mark as LaTeX writes it (``$^{v1}$``) instead of Markdown's ``[v1]``.
+
+    Returns
+    -------
+    header : list of str
+    rows : list of list of str
+    """
     methods = list(dict.fromkeys(cells.method))
     header = ["Dataset"]
     for m in methods:
@@ -342,7 +414,10 @@ def table_rows(cells: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
         b = block.set_index("method")
         row = [d]
         for m in methods:
-            row += [_ours_text(b.loc[m]), _pub_text(b.loc[m])]
+            row += [
+                _ours_text(b.loc[m]) + _tag(b.loc[m], marks, latex),
+                _pub_text(b.loc[m]),
+            ]
         rows.append(row)
     total = ["Total score"]
     for m in methods:
@@ -394,18 +469,29 @@ def summary(cells: pd.DataFrame) -> list[str]:
                 for r in missing.itertuples()
             )
         )
+    from_variants = ok[ok.variant != ""] if "variant" in ok.columns else ok[:0]
+    if len(from_variants):
+        out.append(
+            f"- Reproduced cells from variant runs ([vN]): {len(from_variants)} "
+            f"of {len(ok)}."
+        )
     return out
 
 
-def weights_markdown(weights: pd.DataFrame) -> str:
+def weights_markdown(
+    weights: pd.DataFrame, marks: Mapping[str, str] | None = None
+) -> str:
+    """The weights' table; a dataset whose LMNN-MKL_P run is a variant's carries
+    its mark (``marks``: :func:`variant_marks`)."""
     if weights.empty:
         return "_No finished LMNN-MKL_P run._"
     labels = list(dict.fromkeys(weights.kernel))
     rows = []
     for d, block in weights.groupby("published_dataset", sort=False):
         b = block.set_index("kernel")
+        v = block.variant.iloc[0] if "variant" in block.columns else ""
         rows.append(
-            [d]
+            [d + (f" [{marks[v]}]" if marks and v else "")]
             + [
                 f"{b.loc[k, 'mean_weight']:.2f}"
                 if b.loc[k, "mean_weight"] >= 5e-3
@@ -427,10 +513,22 @@ def write_report(
     out = out_dir / f"{artifact}.md"
     old_csv = out_dir / f"{artifact}.csv"
     guard_table(old_csv, cells)  # never fewer filled cells than the committed table
-    header, rows = table_rows(cells)
-    md = [
-        f"# lmnnmkl {title}: reproduced (ours) beside published (paper)",
-        "",
+    marks = variant_marks(cells)
+    header, rows = table_rows(cells, marks)
+    md = [f"# lmnnmkl {title}: reproduced (ours) beside published (paper)", ""]
+    if marks:
+        # the readings below state the experiment's own protocol: say first that
+        # the marked cells were not run with it
+        md += [
+            "**Built with variant runs** (`kml-report --variants`): the cells marked "
+            f"{', '.join(f'[{m}]' for m in marks.values())} come from runs with "
+            "command-line overrides of the experiment's config, named under the "
+            "table; the protocol readings stated below are the experiment's own and "
+            "do not describe them. The †/‡ marks, McNemar marks and scores and the "
+            "counts include them.",
+            "",
+        ]
+    md += [
         "Each cell: accuracy %, the McNemar marks against LMNN_H and LMNN-MKL_CV "
         "(NR-LMNN-MKL and LMNN-MKL_P only; + win, - loss, = no significant "
         "difference), the per-dataset McNemar score in parentheses. Paper cells add "
@@ -438,17 +536,23 @@ def write_report(
         "listed in reports/known_divergences.csv. ° a solver stopped at its iteration "
         "cap in some fold."
         + outer_only_note(cells)
-        + " n/a: no public copy of the data.",
+        + " n/a: no public copy of the data."
+        + (
+            " [vN]: a cell from a variant run (its overrides under the table)."
+            if marks
+            else ""
+        ),
         "",
         markdown_table(header, rows),
         "",
+        *(_variant_lines(cells, marks) if marks else []),
         "## Summary",
         "",
         *summary(cells),
         "",
         "## Kernel weights learned by LMNN-MKL_P (mean over folds; '.' below 0.005)",
         "",
-        weights_markdown(weights),
+        weights_markdown(weights, marks),
         "",
         "## Protocol readings (config options)",
         "",
@@ -467,13 +571,23 @@ def write_report(
         out_dir / f"{artifact}.tex",
         latex_table(
             header,
-            rows,
-            f"lmnnmkl {title}: reproduced vs published accuracy",
+            table_rows(cells, marks, latex=True)[1],
+            f"lmnnmkl {title}: reproduced vs published accuracy"
+            + (
+                ". Variant runs: "
+                + "; ".join(f"{m}: {v}" for v, m in marks.items())
+                + "."
+                if marks
+                else ""
+            ),
             f"tab:lmnnmkl-{artifact}",
         ),
     )
-    write_csv(old_csv, cells)
-    write_csv(out_dir / f"{artifact}_weights.csv", weights)
+    write_csv(old_csv, variant_columns(cells))
+    write_csv(
+        out_dir / f"{artifact}_weights.csv",
+        variant_columns(weights) if len(weights) else weights,
+    )
     return out
 
 

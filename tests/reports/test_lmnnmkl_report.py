@@ -41,6 +41,14 @@ def _record(
         folds.append({"solver": solver})
     idx = list(range(n))
     return {
+        "experiment": "lmnnmkl_table1",
+        # the sweep's own keys only: an own run (what records.variant_of reads)
+        "overrides": [
+            "experiment=lmnnmkl_table1",
+            f"dataset={dataset}",
+            f"method={method}",
+            "kernel=lmnn20",
+        ],
         "dataset": dataset,
         "method": method,
         "kernel": "lmnn20",
@@ -162,3 +170,38 @@ def test_weight_std_of_one_fold_is_undefined():
         [_record("lmnn_mkl_p", True, True, n_folds=1)], "table1"
     )
     assert weights.std_weight.isna().all()
+
+
+def test_cells_from_variant_runs_are_marked_with_their_overrides(tmp_path):
+    """--variants: a cell filled by a run with command-line overrides is marked as
+    in the mlsvm tables ([v1], $^{v1}$, listed under the table, a `variant` CSV
+    column), and the notes do not claim the experiment's protocol for it."""
+    smoke = _record("lmnn_mkl_p", True, True)
+    smoke["overrides"].append("protocol=smoke")
+    own = _record("lmnn_h", True)
+    cells, weights = lmnnmkl.build_cells([smoke, own], "table1")
+    md = lmnnmkl.write_report(cells, weights, "table1", tmp_path / "v").read_text()
+    head, table = md.split("| Dataset |", 1)
+    assert "**Built with variant runs**" in head.split("Each cell")[0]
+    assert "the protocol readings stated below are the experiment's own" in head
+    sonar = next(ln for ln in table.splitlines() if ln.startswith("| sonar |"))
+    assert sonar.count(" [v1] |") == 1  # LMNN-MKL_P; LMNN_H is an own run
+    assert "- [v1] `protocol=smoke`: sonar (LMNN-MKL_P)" in md
+    assert "- Reproduced cells from variant runs ([vN]): 1 of 2." in md
+    assert "| sonar [v1] | " in md.split("## Kernel weights")[1]
+    csv = pd.read_csv(tmp_path / "v" / "table1.csv", keep_default_na=False)
+    assert csv.set_index(["published_dataset", "method"]).variant.loc[
+        [("sonar", "lmnn_mkl_p"), ("sonar", "lmnn_h")]
+    ].tolist() == ["protocol=smoke", ""]
+    w = pd.read_csv(tmp_path / "v" / "table1_weights.csv")
+    assert set(w.variant) == {"protocol=smoke"}
+    tex = (tmp_path / "v" / "table1.tex").read_text()
+    assert tex.count("$^{v1}$") == 1 and "Variant runs: v1: protocol=smoke." in tex
+
+    # the experiment's own runs only: no mark, no note, no column
+    cells, weights = lmnnmkl.build_cells([_record("lmnn_mkl_p", True, True), own],
+                                         "table1")
+    md = lmnnmkl.write_report(cells, weights, "table1", tmp_path / "o").read_text()
+    assert "[v" not in md and "variant" not in md
+    for name in ("table1.csv", "table1_weights.csv"):
+        assert "variant" not in pd.read_csv(tmp_path / "o" / name).columns
