@@ -360,7 +360,14 @@ def run_job_outcome(cfg: DictConfig) -> tuple[dict[str, Any], dict[str, Any]]:
         if record is not None:
             _remember(cfg, path)
             outcome.update(status="cached", reason=record.get("reason", ""))
-            _progress_line(cfg, label, "cached", 0.0, outcome=outcome)
+            # the same number as the run's own line (README: the experiment's
+            # measure), so a rerun of a sweep still shows every cell's result
+            extra = (
+                progress_measure(record, str(cfg.search.scoring))
+                if record.get("status") == "ok"
+                else record.get("reason", "")
+            )
+            _progress_line(cfg, label, "cached", 0.0, extra, outcome=outcome)
             return record, outcome
     t_start = time.perf_counter()
     record: dict[str, Any] = {

@@ -236,7 +236,23 @@ def test_a_partial_claim_says_what_is_missing(table):
         "| splice | not computed (no ARBF run) | not computed (no other method run) "
         "| — | not checked (no run on this dataset) |"
     )
-    assert "(0 of 6 datasets; 6 not checked: cells not run)." in md
+    # no dataset could be checked: the claim is open, not refuted
+    assert "**not decided** in the reproduction (0 of 6 datasets; 6 not checked" in md
+
+
+def test_a_partial_claim_is_refuted_only_by_a_checked_dataset(table):
+    from reports.arbf import claim_markdown
+
+    t = table.copy()
+    t.loc[t.dataset != "heart", "auc_mean"] = np.nan  # heart alone is run
+    heart = t.dataset == "heart"
+    best_arbf = t[heart & t.method.str.startswith("arbf")].auc_mean.max()
+    md = "\n".join(claim_markdown(claim_best_on_all(t), t))
+    assert "**not decided** in the reproduction (1 of 6 datasets;" in md
+    # ARBF beaten on heart, the one dataset checked: refuted whatever the rest give
+    t.loc[heart & (t.method == "komd"), "auc_mean"] = best_arbf + 1.0
+    md = "\n".join(claim_markdown(claim_best_on_all(t), t))
+    assert "**not held** in the reproduction (0 of 6 datasets;" in md
 
 
 def _store_record(root, method, overrides=(), finished="2026-01-01T00:00:00"):

@@ -53,6 +53,14 @@ def test_a_finished_job_shows_its_experiments_measure(caplog, tmp_path, monkeypa
         )
     (line,) = [m for r in caplog.records if (m := r.getMessage()).startswith("ok ")]
     assert line.endswith(f"error {record['error_pct']:.2f}%"), line
+    # a rerun finds the record: its cached line shows the same number
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="kml"):
+        run_job(compose_config(["dataset=sonar", "method=svm", "protocol=smoke"]))
+    (line,) = [
+        m for r in caplog.records if (m := r.getMessage()).startswith("cached ")
+    ]
+    assert line.endswith(f"error {record['error_pct']:.2f}%"), line
 
 
 def test_auc_without_decision_values_says_so():
