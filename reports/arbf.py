@@ -18,8 +18,10 @@ from sklearn.metrics import roc_auc_score
 
 from reports.error_tables import (
     known_divergences,
+    number_variants,
     published_dataset_names,
     variant_columns,
+    variant_list,
 )
 from reports.guard import ReportError, guard_table, output_dir
 from reports.records import (
@@ -30,6 +32,7 @@ from reports.records import (
     variant_of,
 )
 from reports.render import latex_table, markdown_table, write_csv, write_text
+from runners.measures import fold_aucs
 
 EXPERIMENT = "arbf_table1"
 METHODS = ("komd", "knn_raw", "knn_lmnn", "knn_gb_lmnn", "arbf_t20", "arbf_t50")
@@ -43,21 +46,6 @@ DISPLAY = {
 }
 #: Fig. 2's curves: the T = 150 runs when present, else the longest ARBF runs.
 CURVE_METHODS = ("arbf_t150", "arbf_t50", "arbf_t20")
-
-
-def fold_aucs(record: dict) -> list[float]:
-    """Test AUC (%) of every outer split of one record, from its decision values."""
-    p = record["predictions"]
-    if p.get("decision") is None:
-        return []
-    fold = np.asarray(p["fold"])
-    y = np.asarray(p["y_true"])
-    d = np.asarray(p["decision"], dtype=float)
-    positive = np.unique(y)[1]  # classes_[1]: what decision_function ranks high
-    return [
-        100.0 * roc_auc_score(y[fold == i] == positive, d[fold == i])
-        for i in range(len(record["folds"]))
-    ]
 
 
 def fold_label_aucs(record: dict) -> list[float]:
@@ -258,8 +246,7 @@ def variant_marks(t: pd.DataFrame) -> dict[str, str]:
     """
     if "variant" not in t.columns:
         return {}
-    used = t.variant[(t.status == "ok") & (t.variant != "")]
-    return {v: f"v{i}" for i, v in enumerate(dict.fromkeys(used), start=1)}
+    return number_variants(t.variant[t.status == "ok"])
 
 
 def claim_variants(claim: pd.DataFrame, t: pd.DataFrame) -> pd.DataFrame:
@@ -292,15 +279,13 @@ def claim_variants(claim: pd.DataFrame, t: pd.DataFrame) -> pd.DataFrame:
 def _variant_lines(t: pd.DataFrame, marks: Mapping[str, str]) -> list[str]:
     """Under Table 1: each variant filling its cells, and which cells (as the
     mlsvm tables list them)."""
-    lines = []
-    for v, mark in marks.items():
-        by_set: dict[str, list[str]] = {}
-        for r in t[(t.status == "ok") & (t.variant == v)].itertuples():
-            by_set.setdefault(r.dataset, []).append(DISPLAY.get(r.method, r.method))
-        where = "; ".join(f"{d} ({', '.join(ms)})" for d, ms in by_set.items())
-        lines.append(f"- [{mark}] `{v}`: {where}")
-    head = "Cells from variant runs, with the overrides they ran with:"
-    return [head, "", *lines, ""]
+    return variant_list(
+        marks,
+        (
+            (r.variant, r.dataset, DISPLAY.get(r.method, r.method))
+            for r in t[t.status == "ok"].itertuples()
+        ),
+    )
 
 
 def claim_best_on_all(t: pd.DataFrame) -> pd.DataFrame:

@@ -14,7 +14,7 @@ import importlib
 import importlib.util
 import itertools
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -485,14 +485,49 @@ def cell_names(t: ErrorTable) -> dict[tuple, str]:
     }
 
 
+def number_variants(variants: Iterable[str]) -> dict[str, str]:
+    """Each distinct set of overrides -> its mark, ``v1``, ``v2``, ..., numbered in
+    the order given (a table's order); ``""`` (an own run) gets none.
+
+    The one numbering of every report's variant marks (mlsvm, arbf, wrbf,
+    lmnnmkl).
+    """
+    used = dict.fromkeys(v for v in variants if v)
+    return {v: f"v{i}" for i, v in enumerate(used, start=1)}
+
+
+def variant_list(
+    marks: Mapping[str, str], cells: Iterable[tuple[str, str, str]]
+) -> list[str]:
+    """Lines under a table: each variant, its overrides and the cells it fills.
+
+    ``cells`` are ``(variant, dataset, method name)`` in the table's order; a
+    mark with no cell among them is left out, and nothing is listed without one.
+    """
+    by_variant: dict[str, dict[str, list[str]]] = {}
+    for v, dataset, method in cells:
+        if v in marks:
+            by_variant.setdefault(v, {}).setdefault(dataset, []).append(method)
+    lines = []
+    for v, mark in marks.items():
+        if v in by_variant:
+            where = "; ".join(
+                f"{d} ({', '.join(ms)})" for d, ms in by_variant[v].items()
+            )
+            lines.append(f"- [{mark}] `{v}`: {where}")
+    if not lines:
+        return []
+    head = "Cells from variant runs, with the overrides they ran with:"
+    return [head, "", *lines, ""]
+
+
 def variant_marks(t: ErrorTable) -> dict[str, str]:
     """Overrides of each variant run in the table -> its mark, ``v1``, ``v2``, ...
 
     Numbered in the table's order (kernel, dataset, method); empty for a table of
     the experiment's own runs (``kml-report`` without ``--variants``).
     """
-    used = t.cells.variant[t.cells.variant != ""]
-    return {v: f"v{i}" for i, v in enumerate(dict.fromkeys(used), start=1)}
+    return number_variants(t.cells.variant)
 
 
 def variant_columns(cells: pd.DataFrame) -> pd.DataFrame:
@@ -505,20 +540,13 @@ def _variant_lines(
     t: ErrorTable, kc: pd.DataFrame, marks: Mapping[str, str]
 ) -> list[str]:
     """Under a kernel's table: each variant filling its cells, and which cells."""
-    lines = []
-    for v, mark in marks.items():
-        by_set: dict[str, list[str]] = {}
-        for r in kc[kc.variant == v].itertuples():
-            by_set.setdefault(r.published_dataset, []).append(
-                t.names.get(r.method, r.method)
-            )
-        if by_set:
-            where = "; ".join(f"{d} ({', '.join(ms)})" for d, ms in by_set.items())
-            lines.append(f"- [{mark}] `{v}`: {where}")
-    if not lines:
-        return []
-    head = "Cells from variant runs, with the overrides they ran with:"
-    return [head, "", *lines, ""]
+    return variant_list(
+        marks,
+        (
+            (r.variant, r.published_dataset, t.names.get(r.method, r.method))
+            for r in kc.itertuples()
+        ),
+    )
 
 
 def _score(v: float) -> str:

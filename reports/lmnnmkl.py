@@ -22,8 +22,10 @@ import pandas as pd
 
 from reports.error_tables import (
     known_divergences,
+    number_variants,
     published_dataset_names,
     variant_columns,
+    variant_list,
 )
 from reports.guard import guard_table, output_dir
 from reports.records import (
@@ -331,21 +333,18 @@ def variant_marks(cells: pd.DataFrame) -> dict[str, str]:
     """
     if "variant" not in cells.columns:
         return {}
-    used = cells.variant[(cells.status == "ok") & (cells.variant != "")]
-    return {v: f"v{i}" for i, v in enumerate(dict.fromkeys(used), start=1)}
+    return number_variants(cells.variant[cells.status == "ok"])
 
 
 def _variant_lines(cells: pd.DataFrame, marks: Mapping[str, str]) -> list[str]:
     """Under the table: each variant filling its cells, and which cells."""
-    lines = []
-    for v, mark in marks.items():
-        by_set: dict[str, list[str]] = {}
-        for r in cells[(cells.status == "ok") & (cells.variant == v)].itertuples():
-            by_set.setdefault(r.published_dataset, []).append(METHOD_NAMES[r.method])
-        where = "; ".join(f"{d} ({', '.join(ms)})" for d, ms in by_set.items())
-        lines.append(f"- [{mark}] `{v}`: {where}")
-    head = "Cells from variant runs, with the overrides they ran with:"
-    return [head, "", *lines, ""]
+    return variant_list(
+        marks,
+        (
+            (r.variant, r.published_dataset, METHOD_NAMES[r.method])
+            for r in cells[cells.status == "ok"].itertuples()
+        ),
+    )
 
 
 def _tag(c: pd.Series, marks: Mapping[str, str] | None, latex: bool) -> str:

@@ -13,7 +13,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from reports.error_tables import published_dataset_names, variant_columns
+from reports.error_tables import (
+    number_variants,
+    published_dataset_names,
+    variant_columns,
+)
 from reports.guard import (
     ReportError,
     filled_cells,
@@ -300,8 +304,7 @@ def variant_marks(
     """
     rank = {o: i for i, o in enumerate(order)}
     keys = sorted(runs, key=lambda k: (rank.get(k[0], len(rank)), k[1], k[2]))
-    used = dict.fromkeys(runs[k] for k in keys)
-    return {v: f"v{i}" for i, v in enumerate(used, start=1)}
+    return number_variants(runs[k] for k in keys)
 
 
 def _joined(variants: list[str]) -> str:

@@ -42,6 +42,7 @@ from runners.config_schema import (
 )
 from runners.launch_compose import install as memoize_composition
 from runners.launch_local import register as register_worker_count
+from runners.measures import progress_measure
 from runners.numba_cache import announce_compilation
 from runners.protocols import evaluate, fold_seed_parts, outer_splits
 from runners.provenance import code_version, now_iso, outside_sources, provenance
@@ -496,49 +497,6 @@ def run_job_outcome(cfg: DictConfig) -> tuple[dict[str, Any], dict[str, Any]]:
         raise RuntimeError(record["reason"])
     # as stored: JSON types, the same as a cached record
     return store.load(path), outcome
-
-
-def split_aucs(record: Mapping[str, Any]) -> list[float]:
-    """Test AUC (%) of every outer split of a finished run, from its decision values.
-
-    As ``reports.arbf.fold_aucs`` computes the arbf table's cells: the positive
-    class is the larger label (``classes_[1]``, what ``decision_function`` ranks
-    high). Empty without decision values or with a one-class split.
-    """
-    from sklearn.metrics import roc_auc_score
-
-    p = record["predictions"]
-    if p.get("decision") is None:
-        return []
-    fold = np.asarray(p["fold"])
-    y = np.asarray(p["y_true"])
-    d = np.asarray(p["decision"], dtype=float)
-    classes = np.unique(y)
-    if len(classes) != 2:
-        return []
-    positive = classes[1]
-    out = []
-    for i in range(len(record["folds"])):
-        truth = y[fold == i] == positive
-        if truth.all() or not truth.any():
-            return []
-        out.append(100.0 * float(roc_auc_score(truth, d[fold == i])))
-    return out
-
-
-def progress_measure(record: Mapping[str, Any], scoring: str) -> str:
-    """The number a finished run's progress line shows, in the experiment's measure.
-
-    ``search.scoring=roc_auc`` (arbf, whose table is AUC): the mean test AUC over
-    the outer splits, as the report's cell; otherwise the error rate, the measure
-    of the papers' other tables.
-    """
-    if scoring == "roc_auc":
-        aucs = split_aucs(record)
-        if aucs:
-            return f"AUC {np.mean(aucs):.2f}%"
-        return f"AUC n/a (no decision values), error {record['error_pct']:.2f}%"
-    return f"error {record['error_pct']:.2f}%"
 
 
 #: A job running longer than this reports its outer splits as they finish (at most one
