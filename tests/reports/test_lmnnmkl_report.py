@@ -205,3 +205,36 @@ def test_cells_from_variant_runs_are_marked_with_their_overrides(tmp_path):
     assert "[v" not in md and "variant" not in md
     for name in ("table1.csv", "table1_weights.csv"):
         assert "variant" not in pd.read_csv(tmp_path / "o" / name).columns
+
+
+def test_a_variant_cell_outside_2se_is_not_given_the_listed_reason(tmp_path):
+    """reports/known_divergences.csv lists sonar's NR-LMNN-MKL with a reason worked
+    out for the paper's protocol: a variant run's cell there outside 2 SE is one
+    nobody reviewed, so †, not ‡, and not counted as listed; an own run keeps ‡."""
+    known = lmnnmkl.known_divergences("lmnnmkl", "table1")
+    assert ("sonar", "nr_lmnn_mkl") in set(zip(known.dataset, known.method))
+
+    def sonar(rec: dict[str, Any], out: str) -> tuple[str, pd.Series, str]:
+        rec["accuracy_pct"] = 80.0  # published 88.46, SE about 2.2
+        cells, weights = lmnnmkl.build_cells([rec], "table1")
+        md = lmnnmkl.write_report(cells, weights, "table1", tmp_path / out)
+        md = md.read_text()
+        row = next(ln for ln in md.split("| Dataset |", 1)[1].splitlines()
+                   if ln.startswith("| sonar |"))
+        c = cells.set_index(["published_dataset", "method"]).loc[
+            ("sonar", "nr_lmnn_mkl")
+        ]
+        assert not c.within_2se  # outside, as the listed own cell is
+        return row, c, md
+
+    variant = _record("nr_lmnn_mkl", True)
+    variant["overrides"].append("protocol=smoke")
+    row, c, md = sonar(variant, "v")
+    assert "| 80.00† [v1] |" in row and "‡" not in row
+    assert not c.listed
+    assert "outside and listed in known_divergences.csv (‡): 0." in md
+
+    row, c, md = sonar(_record("nr_lmnn_mkl", True), "own")
+    assert "| 80.00‡ |" in row
+    assert c.listed
+    assert "outside and listed in known_divergences.csv (‡): 1." in md
