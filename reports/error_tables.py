@@ -496,7 +496,7 @@ def number_variants(variants: Iterable[str]) -> dict[str, str]:
     the order given (a table's order); ``""`` (an own run) gets none.
 
     The one numbering of every report's variant marks (mlsvm, arbf, wrbf,
-    lmnnmkl).
+    lmnnmkl, kdml).
     """
     used = dict.fromkeys(v for v in variants if v)
     return {v: f"v{i}" for i, v in enumerate(used, start=1)}

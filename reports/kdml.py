@@ -14,8 +14,9 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from reports.error_tables import number_variants, variant_columns, variant_list
 from reports.guard import ReportError, filled_cells, guard_table, output_dir
-from reports.records import load_records
+from reports.records import load_records, variant_of
 from reports.render import markdown_table, write_csv, write_text
 
 if TYPE_CHECKING:
@@ -81,6 +82,29 @@ def run_accuracies(records: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def cell_variants(records: list[dict]) -> dict[tuple[str, str], str]:
+    """The overrides of each finished variant run, by (dataset, method).
+
+    What a figure built with ``kml-report --variants`` marks (``[v1]``, ...): a
+    cell's bars and means come from one record, the newest of its cell
+    (:func:`reports.records.variant_of`, joined by spaces); own runs are left out.
+
+    Parameters
+    ----------
+    records : list of dict
+        Records as :func:`reports.records.load_records` returns them.
+
+    Returns
+    -------
+    dict of (str, str) to str
+    """
+    return {
+        (r["dataset"], r["method"]): v
+        for r in records
+        if r["status"] == "ok" and (v := " ".join(variant_of(r)))
+    }
+
+
 def summary(acc: pd.DataFrame) -> pd.DataFrame:
     """Mean accuracy and the t-based 95% confidence interval over the runs."""
     rows = []
@@ -113,6 +137,10 @@ def summary(acc: pd.DataFrame) -> pd.DataFrame:
 def _plot_bars(
     summ: pd.DataFrame, title: str, out: Path, labels: dict[str, str] | None = None
 ) -> None:
+    """The bar chart of a figure's means with their 95% intervals.
+
+    ``labels``: each dataset's tick label (default its paper name).
+    """
     import matplotlib
 
     matplotlib.use("Agg")
@@ -157,12 +185,50 @@ def _runs_label(summ: pd.DataFrame) -> dict[str, str]:
 
 
 def write_figure(
-    summ: pd.DataFrame, name: str, title: str, out_dir: Path, note: str = ""
+    summ: pd.DataFrame,
+    name: str,
+    title: str,
+    out_dir: Path,
+    note: str = "",
+    variants: dict[tuple[str, str], str] | None = None,
+    marks: dict[str, str] | None = None,
 ) -> None:
-    write_csv(out_dir / f"{name}.csv", summ)
+    """A figure's bar chart (PNG, PDF), its table (Markdown) and its CSV.
+
+    Parameters
+    ----------
+    summ : pandas.DataFrame
+        :func:`summary` of the figure's runs.
+    name : str
+        File stem (``fig1``).
+    title : str
+        The figure's title (``Fig. 1 (10% training)``).
+    out_dir : pathlib.Path
+        Folder written to.
+    note : str, default=""
+        A paragraph under the table.
+    variants : dict, optional
+        :func:`cell_variants` of the figure's records: those cells are marked.
+    marks : dict of str to str, optional
+        Overrides -> mark (``v1``), numbered over the whole report
+        (:func:`reports.error_tables.number_variants`).
+    """
+    variants = variants or {}
+    cell_variant = [variants.get(c, "") for c in zip(summ.dataset, summ.method)]
+    marks = marks or number_variants(cell_variant)
+    # a `variant` column only when a variant run fills a cell (variant_columns),
+    # so the CSV of own runs keeps its committed columns
+    write_csv(
+        out_dir / f"{name}.csv", variant_columns(summ.assign(variant=cell_variant))
+    )
     datasets = [d for d in DATASETS if d in set(summ.dataset)]
     methods = [m for m in METHODS if m in set(summ.method)]
     labels = _runs_label(summ)
+
+    def tag(d: str, m: str) -> str:
+        v = variants.get((d, m), "")
+        return f" [{marks[v]}]" if v else ""
+
     rows = []
     for d in datasets:
         row = [labels[d]]
@@ -173,17 +239,37 @@ def write_figure(
                 row.append("-")
                 continue
             cell = f"{s.mean_pct[m]:.1f} [{s.ci95_low[m]:.1f}, {s.ci95_high[m]:.1f}]"
-            row.append(f"**{cell}**" if s.mean_pct[m] == best else cell)
+            row.append((f"**{cell}**" if s.mean_pct[m] == best else cell) + tag(d, m))
         rows.append(row)
     usual = int(summ.runs.mode().max())
     others = any(labels[d] != DATASETS[d] for d in datasets)
+    cells = [
+        (variants.get((d, m), ""), DATASETS[d], METHODS[m])
+        for d in datasets
+        for m in methods
+        if m in set(summ[summ.dataset == d].method)
+    ]
+    used = [marks[v] for v in dict.fromkeys(v for v, _, _ in cells) if v]
+    listed = variant_list(marks, cells)  # each mark, its overrides and cells
+    built = (
+        # the protocol of the claims' notes is the experiment's own: say first
+        # that the marked cells were not run with it
+        "**Built with variant runs** (`kml-report --variants`): the cells marked "
+        f"{', '.join(f'[{m}]' for m in used)} come from runs with command-line "
+        "overrides of the experiment's config, named under the table (and on the "
+        "figure's dataset labels); the protocol notes of claims.md are the "
+        "experiment's own and do not describe them. The claims include them.\n\n"
+        if used
+        else ""
+    )
     text = (
-        f"# kdml {title}\n\nMean test accuracy (%) over {usual} seeded runs"
+        f"# kdml {title}\n\n{built}Mean test accuracy (%) over {usual} seeded runs"
         + (" (other counts are named beside the dataset)" if others else "")
         + " with the t-based 95% confidence interval; best mean in bold. Generated "
         "by `python -m reports kdml` from the run records.\n\n"
         + markdown_table(["dataset", *[METHODS[m] for m in methods]], rows)
         + "\n"
+        + ("\n" + "\n".join(listed) if listed else "")
         + (f"\n{note}\n" if note else "")
     )
     missing = [DATASETS[d] for d in DATASETS if d not in set(summ.dataset)]
@@ -193,7 +279,19 @@ def write_figure(
             "claims of claims.md at this training fraction use the other sets.\n"
         )
     write_text(out_dir / f"{name}.md", text)
-    _plot_bars(summ, f"kdml {title}", out_dir / name, labels)
+    # the figure alone says which bars come from variant runs: each dataset
+    # label carries the marks of its cells, the title that it has some
+    plot_labels = {
+        d: labels[d] + "".join(dict.fromkeys(tag(d, m) for m in methods))
+        for d in datasets
+    }
+    _plot_bars(
+        summ,
+        f"kdml {title}"
+        + (f" (variant runs: {', '.join(f'[{m}]' for m in used)})" if used else ""),
+        out_dir / name,
+        plot_labels,
+    )
 
 
 def _fits(r: dict) -> int:
@@ -669,7 +767,14 @@ def separation(maps: dict[str, pd.DataFrame]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _plot_maps(maps: dict[str, pd.DataFrame], methods: list[str], out: Path) -> None:
+def _plot_maps(
+    maps: dict[str, pd.DataFrame],
+    methods: list[str],
+    out: Path,
+    tags: dict[str, str] | None = None,
+) -> None:
+    """One 2-D map per method; ``tags``: a variant run's mark (`` [v1]``) by method,
+    added to its panel's title."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -685,19 +790,42 @@ def _plot_maps(maps: dict[str, pd.DataFrame], methods: list[str], out: Path) -> 
         for c in sorted(df.y_true.unique()):
             g = df[df.y_true == c]
             ax.scatter(g.x, g.y, s=4, label=c)
-        ax.set_title(f"Robot, {MAP_METHODS[m]} (sigma={df.sigma.iloc[0]})")
+        ax.set_title(
+            f"Robot, {MAP_METHODS[m]} (sigma={df.sigma.iloc[0]})"
+            + (tags or {}).get(m, "")
+        )
     axes[0].legend(fontsize=7, markerscale=3)
     fig.tight_layout()
     _save(fig, out)
 
 
-def write_maps(maps: dict[str, pd.DataFrame], sep: pd.DataFrame, out_dir: Path) -> None:
-    """Figs. 3-4 and their per-class separation table."""
+def write_maps(
+    maps: dict[str, pd.DataFrame],
+    sep: pd.DataFrame,
+    out_dir: Path,
+    variants: dict[str, str] | None = None,
+    marks: dict[str, str] | None = None,
+) -> None:
+    """Figs. 3-4 and their per-class separation table.
+
+    ``variants``: the overrides of a map's variant run, by method; its panel's
+    title carries its mark (``marks``, numbered over the whole report) and the
+    separation CSV a ``variant`` column.
+    """
     if not maps:
         return
-    _plot_maps(maps, ["kpca_knn"], out_dir / "fig3")
-    _plot_maps(maps, ["kdml_method1", "kdml_method2"], out_dir / "fig4")
-    write_csv(out_dir / "fig34_separation.csv", sep)
+    variants, marks = variants or {}, marks or {}
+    tags = {m: f" [{marks[v]}]" for m, v in variants.items() if v}
+    _plot_maps(maps, ["kpca_knn"], out_dir / "fig3", tags)
+    _plot_maps(maps, ["kdml_method1", "kdml_method2"], out_dir / "fig4", tags)
+    write_csv(
+        out_dir / "fig34_separation.csv",
+        variant_columns(
+            sep.assign(variant=[variants.get(m, "") for m in sep.method])
+        )
+        if len(sep)
+        else sep,
+    )
 
 
 def maps_claims(maps: dict[str, pd.DataFrame], sep: pd.DataFrame) -> list[dict]:
@@ -845,7 +973,17 @@ def report(
             wave_train = training_points(
                 [r for r in recs if r["dataset"] == "waveform_v1"]
             )
-        figures.append((name, title, summ, acc, WAVE_NOTE if wave else ""))
+        figures.append(
+            (
+                name,
+                title,
+                summ,
+                acc,
+                WAVE_NOTE if wave else "",
+                # only a report built with --variants holds variant runs
+                cell_variants(recs) if variants else {},
+            )
+        )
         claims += fn(summ)
         bad = [
             f"{r['dataset']}/{r['method']}: {r.get('reason', '')[:80]}"
@@ -861,9 +999,15 @@ def report(
             + method2_stops(recs)
         )
     maps: dict[str, pd.DataFrame] = {}
+    map_variants: dict[str, str] = {}  # a map's variant run, by method
     sep = pd.DataFrame()
     try:
-        maps = map_points(load_records(results, fig3, variants=variants))
+        map_recs = load_records(results, fig3, variants=variants)
+        maps = map_points(map_recs)
+        if variants:
+            map_variants = {
+                m: v for (_, m), v in cell_variants(map_recs).items() if m in maps
+            }
         sep = separation(maps) if maps else sep
         claims += maps_claims(maps, sep)
         sources.append(f"- figs. 3-4: experiment `{fig3}`, methods {sorted(maps)}")
@@ -875,17 +1019,51 @@ def report(
         cl,
         filled=filled_cells(("training", "claim"), status=None),
     )
+    # one numbering of the variant marks over the whole report (Figs. 1, 2, then
+    # the maps), so a mark names the same overrides in every file
+    order = [
+        v
+        for *_, summ, _, _, fv in figures
+        for v in (fv.get(c, "") for c in zip(summ.dataset, summ.method))
+    ] + [map_variants.get(m, "") for m in MAP_METHODS]
+    marks = number_variants(order)
     # every check passed: write
-    for name, title, summ, acc, note in figures:
-        write_figure(summ, name, title, out_dir, note)
+    for name, title, summ, acc, note, fv in figures:
+        write_figure(summ, name, title, out_dir, note, fv, marks)
         # per-run accuracies: what the regression test reruns and compares
         write_csv(out_dir / f"{name}_runs.csv", acc.sort_values(list(acc.columns[:3])))
-    write_maps(maps, sep, out_dir)
+    write_maps(maps, sep, out_dir, map_variants, marks)
     write_csv(out_dir / "claims.csv", cl)
     rows = [list(r) for r in cl.itertuples(index=False)]
+    listed = variant_list(
+        marks,
+        [
+            (fv.get((d, m), ""), f"{title.split(' (')[0]} {DATASETS[d]}", METHODS[m])
+            for _, title, summ, _, _, fv in figures
+            for d, m in zip(summ.dataset, summ.method)
+        ]
+        + [(map_variants.get(m, ""), "Figs. 3-4", MAP_METHODS[m]) for m in MAP_METHODS],
+    )
+    built = (
+        [
+            # the notes below state the experiments' own protocol: say first that
+            # the marked cells were not run with it
+            "**Built with variant runs** (`kml-report --variants`): the cells "
+            f"marked {', '.join(f'[{m}]' for m in marks.values())} in the "
+            "figures' tables, dataset labels and map titles come from runs with "
+            "command-line overrides of the experiment's config; the protocol notes "
+            "below are the experiments' own and do not describe them. The claims "
+            "include them.",
+            "",
+            *listed,
+        ]
+        if listed
+        else []
+    )
     text = (
         "# kdml Sec. 5 claims, checked on the reproduced runs\n\n"
-        "Each claim of the paper's Sec. 5 with the rule that decides it (thresholds "
+        + "".join(f"{ln}\n" for ln in built)
+        + "Each claim of the paper's Sec. 5 with the rule that decides it (thresholds "
         f"named in reports/kdml.py: almost all >= {100 * ALMOST_ALL:.0f}% of pairs, "
         f"usually >= {100 * USUALLY:.0f}%, similar = spread <= {ALIKE_PP} pp, "
         f"slightly better = ahead by at most {ALIKE_PP} pp, much better = by more, a "

@@ -529,3 +529,85 @@ def test_report_notes_carry_the_computed_wave_training_points(monkeypatch, tmp_p
     kdml.report("r", out_dir=tmp_path)
     claims = (tmp_path / "claims.md").read_text()
     assert "with 2,471 training points its 5 runs" in claims
+
+
+def test_figures_built_with_variant_runs_mark_them(monkeypatch, tmp_path):
+    """--variants: a bar or map from a run with command-line overrides is marked as
+    the other reports mark a cell ([v1] in the figure's table, its dataset label,
+    the figure's and map's titles; the overrides listed under the table and in
+    claims.md; a `variant` CSV column), one numbering over the whole report."""
+    import pandas as pd
+
+    import reports.kdml as kdml
+
+    def rec(d, m, accs, variant=()):
+        r = _run_record(d, m, accs)
+        r["_variant"] = list(variant)  # what records.variant_of reads
+        return r
+
+    smoke = ["protocol.repetitions=2"]
+    emb = [[0.0, 1.0], [1.0, 0.0]]
+    maps = [
+        {
+            **rec("wall_robot", m, [0.9], variant),
+            "folds": [{"repetition": 0, "n_errors": 0, "n_test": 2, "embedding": emb,
+                       "best_params": {"metric_learner__sigma": 2.0}}],
+            "predictions": {"y_true": [1, 2], "y_pred": [1, 2]},
+        }
+        for m, variant in (("kpca_knn", ()), ("kdml_method1", ["kernel.sigma=3"]))
+    ]
+    _store(monkeypatch, {
+        "kdml_fig1": [rec("pima", "knn", [0.7] * 20),
+                      rec("pima", "kdml_method2", [0.75] * 20, smoke)],
+        "kdml_fig2": [rec("pima", "knn", [0.8] * 20, smoke)],
+        "kdml_fig3": maps,
+    })
+    monkeypatch.setattr(kdml, "guard_table", lambda *a, **k: None)
+    bars, panels = {}, {}
+
+    def plot_bars(summ, title, out, labels=None):
+        bars[out.name] = (title, labels)
+
+    def plot_maps(maps, methods, out, tags=None):
+        panels[out.name] = {m: (tags or {}).get(m, "") for m in methods}
+
+    monkeypatch.setattr(kdml, "_plot_bars", plot_bars)
+    monkeypatch.setattr(kdml, "_plot_maps", plot_maps)
+    kdml.report("r", fig1="kdml_fig1", fig2="kdml_fig2", variants=True,
+                out_dir=tmp_path / "v")
+
+    fig1 = (tmp_path / "v" / "fig1.md").read_text()
+    assert "**Built with variant runs**" in fig1.split("Mean test accuracy")[0]
+    pima = next(ln for ln in fig1.splitlines() if ln.startswith("| Pima |"))
+    assert pima.endswith("| **75.0 [75.0, 75.0]** [v1] |")
+    assert "| 70.0 [70.0, 70.0] |" in pima  # kNN: an own run
+    assert "- [v1] `protocol.repetitions=2`: Pima (Method 2)" in fig1
+    assert bars["fig1"] == ("kdml Fig. 1 (10% training) (variant runs: [v1])",
+                            {"pima": "Pima [v1]"})
+    fig2 = (tmp_path / "v" / "fig2.md").read_text()
+    assert "| Pima | **80.0 [80.0, 80.0]** [v1] |" in fig2  # the same mark
+    assert panels == {"fig3": {"kpca_knn": ""}, "fig4": {"kdml_method1": " [v2]",
+                                                         "kdml_method2": ""}}
+    claims = (tmp_path / "v" / "claims.md").read_text()
+    head = claims.split("Each claim")[0]
+    assert "**Built with variant runs**" in head
+    assert ("- [v1] `protocol.repetitions=2`: Fig. 1 Pima (Method 2); "
+            "Fig. 2 Pima (kNN)") in head
+    assert "- [v2] `kernel.sigma=3`: Figs. 3-4 (Method 1)" in head
+    csv = pd.read_csv(tmp_path / "v" / "fig1.csv", keep_default_na=False)
+    assert csv.set_index("method").variant.to_dict() == {
+        "knn": "", "kdml_method2": "protocol.repetitions=2"}
+    sep = pd.read_csv(tmp_path / "v" / "fig34_separation.csv", keep_default_na=False)
+    assert set(sep[sep.method == "kdml_method1"].variant) == {"kernel.sigma=3"}
+
+    # the experiment's own runs only: no mark, no note, no column
+    for exp in ("kdml_fig1", "kdml_fig2", "kdml_fig3"):
+        for r in kdml.load_records("r", exp):
+            r["_variant"] = []  # as load_records judges the own runs it keeps
+    kdml.report("r", fig1="kdml_fig1", fig2="kdml_fig2", out_dir=tmp_path / "own")
+    for name in ("fig1.md", "fig2.md", "claims.md"):
+        text = (tmp_path / "own" / name).read_text()
+        assert "[v1]" not in text and "Built with variant runs" not in text
+    for name in ("fig1.csv", "fig2.csv", "fig34_separation.csv"):
+        assert "variant" not in pd.read_csv(tmp_path / "own" / name).columns
+    assert "variant" not in bars["fig1"][0] and panels["fig4"]["kdml_method1"] == ""
