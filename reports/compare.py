@@ -14,8 +14,13 @@ accuracy beside each baseline's and tests the difference on the paired results:
 
 Baselines are the experiment's own runs (its config, no command-line overrides);
 the new method's runs may carry overrides (its own config directory, its grid).
-For each, the newest record per cell counts, as in the paper's reports; a cell
-whose newest record failed is listed, not compared.
+For each, the newest record per cell counts, as in the paper's reports, except
+that of the new method's records the newest one run with the experiment's
+protocol wins over any newer one that overrides it (``protocol=smoke``,
+``protocol.*=``): trying the method on the smoke protocol must not hide its
+earlier run with the experiment's. A cell whose every run of the new method
+overrides the protocol is refused, naming the override; a cell whose chosen
+record failed is listed, not compared.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from reports.guard import ReportError, close_match
-from reports.records import load_records, sweep_params
+from reports.records import load_records, override_key, sweep_params, variant_of
 from reports.stats import LOSS, TIE, WIN, _outcome, mcnemar, wilcoxon_signed_rank
 
 COLUMNS = [
@@ -59,6 +64,51 @@ def _tested(rec: dict[str, Any]) -> tuple[np.ndarray, ...]:
     order = np.lexsort((index, split))
     return (split[order], index[order], _labels(p["y_true"])[order],
             _labels(p["y_pred"])[order])  # fmt: skip
+
+
+def protocol_overrides(record: dict[str, Any]) -> list[str]:
+    """The overrides of ``record`` that change its experiment's protocol.
+
+    Those :func:`reports.records.variant_of` names whose key is ``protocol`` or
+    ``protocol.*`` (``protocol=smoke``, ``protocol.repetitions=3``); a protocol
+    the experiment file itself selects or sweeps is its own. ``[]`` for a record
+    without stored overrides (written before the runner kept them): what it was
+    tested on is still checked instance by instance (:func:`_pair`).
+
+    Parameters
+    ----------
+    record : dict
+        A record as :func:`reports.records.load_records` returns it.
+
+    Returns
+    -------
+    list of str
+    """
+    if record.get("overrides") is None:
+        return []
+    return [
+        o for o in variant_of(record) if override_key(o).split(".")[0] == "protocol"
+    ]
+
+
+def newest_per_cell(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per (dataset, kernel, seed), the newest record run with the protocol of the
+    experiment, or the newest of all when every one overrides it.
+
+    ``records`` are one method's, one per config (``per_config=True``): a newer
+    run on the smoke protocol must not displace the run that can be compared.
+    """
+
+    def rank(r: dict[str, Any]) -> tuple[bool, str]:
+        # the experiment's protocol first, then the newest
+        return not protocol_overrides(r), r.get("finished", "")
+
+    chosen: dict[tuple, dict[str, Any]] = {}
+    for r in records:
+        cell = (r["dataset"], r["kernel"], r["seed"])
+        if cell not in chosen or rank(r) > rank(chosen[cell]):
+            chosen[cell] = r
+    return list(chosen.values())
 
 
 def _pair(new: dict[str, Any], base: dict[str, Any], alpha: float,
@@ -121,7 +171,9 @@ def compare(
     records_log.addFilter(_no_left_out)
     no_baselines = ""
     try:
-        every = load_records(results, experiment, variants=True)
+        # one record per config: of the new method's, the newest run with the
+        # experiment's protocol is chosen below (newest_per_cell)
+        every = load_records(results, experiment, variants=True, per_config=True)
         if sweep_params(experiment) is None:  # adhoc: kml-run without experiment=
             raise ReportError(
                 f"{experiment} has no experiment file (conf/experiment/"
@@ -143,7 +195,7 @@ def compare(
             )
     finally:
         records_log.removeFilter(_no_left_out)
-    new = [r for r in every if r["method"] == method]
+    new = newest_per_cell([r for r in every if r["method"] == method])
     if not new:
         methods = sorted({r["method"] for r in every})
         meant = close_match(method, methods)
@@ -176,6 +228,14 @@ def compare(
     for r in sorted(new, key=lambda r: (r["dataset"], r["kernel"], r["seed"])):
         cell = (r["dataset"], r["kernel"], r["seed"])
         where = f"{r['dataset']} {r['kernel']} seed {r['seed']}"
+        used = protocol_overrides(r)
+        if used:  # newest_per_cell found no run with the experiment's protocol
+            raise ReportError(
+                f"{where}: every run of {method} overrides the experiment's protocol "
+                f"(the newest with {' '.join(used)}), and the baselines ran its own; "
+                f"rerun {method} without {' '.join(used)}, e.g. `kml-run "
+                f"experiment={experiment} method={method}`"
+            )
         if r["status"] != "ok":
             notes.append(f"{where}: the newest record of {method} is "
                          f"{r['status']} ({r.get('reason', '')})")  # fmt: skip

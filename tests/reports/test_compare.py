@@ -189,6 +189,59 @@ def test_a_failed_newest_record_is_listed_not_compared(store, tmp_path):
                      "(ValueError: boom)"]  # fmt: skip
 
 
+def _smoke_run(copy: Path) -> Path:
+    """A newer record of myfda on the same cell with `protocol=smoke`: 2x2 folds,
+    so other test instances than the baseline's (half of them, here)."""
+    (own,) = copy.rglob("myfda[[]*.json")
+    rec = json.loads(own.read_text())
+    rec["overrides"] = [*rec["overrides"], "protocol=smoke"]
+    rec["key"] += "smoke"
+    rec["finished"] = "9999-01-01T00:00:00"
+    keep = np.asarray(rec["predictions"]["index"]) % 2 == 0
+    for k in ("index", "fold", "y_true", "y_pred", "decision"):
+        rec["predictions"][k] = [v for v, ok in zip(rec["predictions"][k], keep) if ok]
+    smoke = own.with_name(own.name.replace(".json", "-smoke.json"))
+    smoke.write_text(json.dumps(rec))
+    return own
+
+
+def test_a_newer_protocol_variant_does_not_hide_the_run_to_compare(store, tmp_path):
+    """`kml-run ... method=myfda protocol=smoke` after the experiment's own run:
+    the own-protocol run is compared; with no such run, the refusal names the
+    override used."""
+    copy = tmp_path / "results"
+    shutil.copytree(store, copy)
+    own = _smoke_run(copy)
+    df, notes = compare(copy, "mlsvm_table1", "myfda")
+    assert notes == []
+    (row,) = df.itertuples(index=False)
+    assert row.n_test == 208  # the own-protocol run's 10x10 CV, not the smoke run
+    own.unlink()
+    with pytest.raises(ReportError) as exc:
+        compare(copy, "mlsvm_table1", "myfda")
+    msg = str(exc.value)
+    assert msg.startswith(
+        "sonar linear seed 0: every run of myfda overrides the experiment's "
+        "protocol (the newest with protocol=smoke)"
+    )
+    assert "rerun myfda without protocol=smoke" in msg and "protocol.*" not in msg
+
+
+def test_the_failed_newest_own_protocol_run_is_listed_before_a_variant(store, tmp_path):
+    """The chosen record (the own protocol's newest) failed: listed, as before,
+    not replaced by the variant nor refused for it."""
+    copy = tmp_path / "results"
+    shutil.copytree(store, copy)
+    own = _smoke_run(copy)
+    rec = json.loads(own.read_text())
+    rec.update(status="error", reason="ValueError: boom")
+    own.write_text(json.dumps(rec))
+    df, notes = compare(copy, "mlsvm_table1", "myfda")
+    assert df.empty
+    assert notes == ["sonar linear seed 0: the newest record of myfda is error "
+                     "(ValueError: boom)"]  # fmt: skip
+
+
 def test_cli(store, capsys):
     from reports.__main__ import main
 
