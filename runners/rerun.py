@@ -15,7 +15,9 @@ config file, an edited method file of one's own, ``force=true``, a flag, an over
 of ``paths`` or ``hydra``) takes the normal path, which composes and checks as
 before. A method file outside the project's packages is not in the digest (the code
 version covers ``datasets/``, ``methods/`` and ``runners/`` only); a record keyed by
-one (``method_sources``) is taken only while that file's digest is unchanged.
+one (``method_sources``) is taken only while that file's digest is unchanged. A bad
+``KML_JOBS`` stops a cached sweep as it stops the normal path (one line, status 1),
+though no worker would be started.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import hashlib
 import os
 import re
 import secrets
+import sys
 from collections.abc import Sequence
 from functools import lru_cache
 from importlib import metadata
@@ -157,7 +160,15 @@ def _own_sources_changed(
 
 
 def cached_sweep(argv: Sequence[str]) -> bool:
-    """Report a fully cached sweep and return True; False: run Hydra as usual."""
+    """Report a fully cached sweep and return True; False: run Hydra as usual.
+
+    Raises
+    ------
+    SystemExit
+        Status 1 after one line on stderr when the sweep is cached but
+        ``KML_JOBS`` is not a worker count (:func:`runners.launch_local.jobs_problem`),
+        as the normal path stops.
+    """
     experiments = [a.split("=", 1)[1] for a in argv if a.startswith("experiment=")]
     if len(experiments) != 1 or any(
         a.startswith("-")
@@ -189,6 +200,16 @@ def cached_sweep(argv: Sequence[str]) -> bool:
         if _own_sources_changed(record, digests):
             return False
         statuses[record["status"]] = statuses.get(record["status"], 0) + 1
+    from runners.launch_local import jobs_problem
+
+    problem = jobs_problem()
+    if problem:
+        # the normal path stops on it before any job (runners.callbacks.ConfigCheck,
+        # status 1); here no worker is started, but a typo in KML_JOBS must not go
+        # unnoticed until a sweep has work to do. The launcher is the local one,
+        # which reads KML_JOBS: a sweep with hydra/launcher=... misses the index.
+        sys.stderr.write(f"kml-run: no job was started: {problem}\n")
+        raise SystemExit(1)
     from runners.callbacks import summarize
 
     text, _ = summarize([{"status": "cached"}] * len(jobs))

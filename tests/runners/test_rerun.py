@@ -25,7 +25,7 @@ SWEEP = [
 ]
 
 
-def kml_run(tmp: Path, *args: str, jobs: int = 1) -> subprocess.CompletedProcess:
+def kml_run(tmp: Path, *args: str, jobs: int | str = 1) -> subprocess.CompletedProcess:
     exe = shutil.which("kml-run", path=str(Path(sys.executable).parent))
     if exe is None:
         pytest.skip("kml-run is not installed in this environment")
@@ -57,6 +57,15 @@ def test_cached_rerun_skips_hydra_only_when_every_record_is_there(tmp_path, jobs
     assert out.returncode == 0, out.text
     assert FAST in out.text
     assert "kml-run summary: 0 ok, 2 cached, 0 skipped, 0 failed (2 runs)" in out.text
+    # a bad KML_JOBS: the one line and status of the normal path, though no
+    # worker is needed
+    out = kml_run(tmp_path, *SWEEP, jobs="abc")
+    assert out.returncode == 1, out.text
+    assert out.text.splitlines() == [
+        "kml-run: no job was started: KML_JOBS=abc: expected the number of worker "
+        "processes, a whole number other than 0, e.g. KML_JOBS=2 (negative: "
+        "joblib's count, -1 = every CPU)"
+    ], out.text
     # force=true always runs Hydra (and recomputes)
     out = kml_run(tmp_path, *SWEEP, "force=true")
     assert FAST not in out.text
@@ -167,4 +176,46 @@ def test_fast_path_declines_once_a_method_file_of_ones_own_is_edited(
     assert rerun.cached_sweep(argv) is False
     own.write_text("from methods import SVM as Own\n")  # as the records were made
     assert rerun.cached_sweep(argv) is True
+    rerun._setting_digest.cache_clear()
+
+
+def _indexed(tmp_path: Path, argv: list[str]) -> None:
+    """Finished records of every job of ``argv``, indexed as a sweep leaves them."""
+    from runners.run import compose_config, key_config
+    from runners.store import ResultStore, config_key
+
+    store = ResultStore(tmp_path / "results")
+    for job in rerun._sweep_jobs("mlsvm_table1", argv):
+        kc = key_config(compose_config(job))
+        path = store.path("mlsvm_table1", "sonar", "svm[kernel=linear]", config_key(kc))
+        store.write(path, {"status": "ok", "key": config_key(kc), "config": kc})
+        rerun.remember(tmp_path / "results", "mlsvm_table1", job, path)
+
+
+def test_a_cached_sweep_reports_a_bad_kml_jobs_as_the_normal_path_does(
+    tmp_path, monkeypatch, capsys
+):
+    """It used to print the summary and exit 0: a typo in KML_JOBS went unnoticed
+    until a sweep had work to do."""
+    monkeypatch.setenv("KML_RESULTS", str(tmp_path / "results"))
+    rerun._setting_digest.cache_clear()
+    argv = ["experiment=mlsvm_table1", "dataset=sonar", "method=svm", "kernel=linear"]
+    _indexed(tmp_path, argv)
+    monkeypatch.setenv("KML_JOBS", "2")
+    assert rerun.cached_sweep(argv) is True
+    capsys.readouterr()
+    monkeypatch.setenv("KML_JOBS", "abc")
+    with pytest.raises(SystemExit) as stop:
+        rerun.cached_sweep(argv)
+    assert stop.value.code == 1
+    out = capsys.readouterr()
+    assert out.out == ""
+    assert out.err == (
+        "kml-run: no job was started: KML_JOBS=abc: expected the number of worker "
+        "processes, a whole number other than 0, e.g. KML_JOBS=2 (negative: "
+        "joblib's count, -1 = every CPU)\n"
+    )
+    # a sweep on another launcher (which reads no KML_JOBS) misses the index: the
+    # normal path decides, as ConfigCheck does from the launcher's own n_jobs
+    assert rerun.cached_sweep([*argv, "hydra/launcher=ray"]) is False
     rerun._setting_digest.cache_clear()
