@@ -234,11 +234,13 @@ def guard_table(
     as many with one swapped for another. Outside ``reports/generated`` nothing is
     refused.
 
-    The message counts cells of the table, and names those not filled as before:
-    ``names`` gives the name the report uses for a cell from its key: a mapping, in
-    the order to list them, or a function (default: the key's values joined by
+    The message counts cells of the table (the new one's: every cell it holds,
+    even one weighing nothing), and names those not filled as before: ``names``
+    gives the name the report uses for a cell from its key: a mapping, in the
+    order to list them, or a function (default: the key's values joined by
     ``/``; listed in the committed table's order); a weighted count
-    (``filled.unit``) is given beside, in its unit.
+    (``filled.unit``) is given beside, in its unit, for a cell the new table
+    holds (``iris (0 of 600 experiments)``).
     ``detail`` is a sentence added after the names (what to run, in the report's
     terms).
     """
@@ -268,15 +270,17 @@ def guard_table(
                 text = names(cell)
             else:
                 text = (names or {}).get(cell) or "/".join(str(v) for v in cell)
-            got = new_cells.get(cell, 0.0)
+            got = new_cells.get(cell)
             return text + (
                 f" ({got:g} of {old_cells[cell]:g}{f' {unit}' if unit else ''})"
-                if got
+                if got is not None
                 else ""
             )
 
         n_old = sum(1 for a in old_cells.values() if a > 0)
-        n_new = sum(1 for a in new_cells.values() if a > 0)
+        # every cell the new table holds, one weighing nothing too: a wrbf dataset
+        # only one method ran is a row of the table, with no paired experiment
+        n_new = len(new_cells)
         n_lost = len(lost)
         not_filled = f" Not filled as before: {listing([name(c) for c in lost])}."
     held = f" ({sum(old_cells.values()):g} {unit})" if unit else ""

@@ -312,6 +312,36 @@ def _joined(variants: list[str]) -> str:
     return "; ".join(dict.fromkeys(v for v in variants if v))
 
 
+def _row_name(original: str, names: dict[str, str]) -> str:
+    """``original`` as Table 1's row shows it, then as kml-run takes it when that
+    differs: ``"voting (house_votes)"``; ``"iris"``."""
+    shown = names.get(original, original)
+    return shown if shown == original else f"{shown} ({original})"
+
+
+def _as_run(originals: list[str], names: dict[str, str]) -> str:
+    """How the runs of a refusal name the datasets Table 1 names otherwise.
+
+    The runs are named as kml-run takes them (``breast_w+ecoli/wrbf``), the
+    cells not filled as the table's rows (``breast_cancer_wisconsin``): a clause
+    ties the two, ``""`` when no name differs.
+
+    Parameters
+    ----------
+    originals : list of str
+        Registry names of the originals with runs not made.
+    names : dict of str to str
+        Registry name -> Table 1's name (:func:`published_dataset_names`).
+
+    Returns
+    -------
+    str
+        ``" (kml-run's names; in the table, breast_w is breast_cancer_wisconsin)"``.
+    """
+    renamed = [f"{o} is {names[o]}" for o in originals if names.get(o, o) != o]
+    return f" (kml-run's names; in the table, {', '.join(renamed)})" if renamed else ""
+
+
 def n_donors(original: str) -> int:
     """How many noise donors the sweep pairs ``original`` with."""
     params = sweep_params("wrbf_table1") or {}
@@ -366,19 +396,21 @@ def table1(
     c = claims(paired)
     gaps = claim_gaps(paired)
     not_made = runs_not_made(records)
+    names = published_dataset_names("wrbf")
     guard_table(
         out_dir / "table1.csv",
         t,
         filled=filled_cells(("dataset",), weight="n_experiments"),
         detail=(
-            "Runs not made: "
+            "Runs not made"
+            + _as_run(list(not_made), names)
+            + ": "
             + listing([f"{o}+{run}" for o, runs in not_made.items() for run in runs])
             + "."
         )
         if not_made
         else "",
     )
-    names = published_dataset_names("wrbf")
     runs_v = run_variants(records)
     originals = {names.get(o, o): o for o in exp.original}
     marks = variant_marks(runs_v, [originals[d] for d in t.dataset])
@@ -572,7 +604,7 @@ def table1(
             "ran.",
             "",
             *(
-                f"- {o}: "
+                f"- {_row_name(o, names)}: "
                 + (
                     "all runs"
                     if len(runs) == len(METHODS) * n_donors(o)

@@ -295,13 +295,50 @@ def test_wrbf_partial_sweep_is_refused(tmp_path, capsys, generated):
         "not be filled as before (the records fill 1 cell of the table, with 3 "
         "experiments; a partial sweep?)",
         "iris (3 of 600 experiments)",
-        "Runs not made: breast_w+ecoli/rbf, ",
+        "Runs not made (kml-run's names; in the table, breast_w is "
+        "breast_cancer_wisconsin, house_votes is voting): breast_w+ecoli/rbf, ",
     )
     assert _named(err) == 7
     out = tmp_path / "out"
     assert main(["wrbf_table1", "--results", str(tmp_path), "--out", str(out)]) == 0
     table = pd.read_csv(out / "table1.csv")
     assert list(table.n_experiments) == [3]
+
+
+def test_wrbf_one_method_sub_sweep_refusal_counts_and_names_the_table_rows(
+    tmp_path, capsys, generated
+):
+    """`kml-run experiment=wrbf_table1 method=rbf` on two originals: the table it
+    would write holds 2 rows (RBF's side only, no paired experiment). The refusal
+    counted "0 cells", and named breast_w by its row name only beside runs named
+    breast_w."""
+    for original, donor in (("breast_w", "glass"), ("house_votes", "iris")):
+        rec = _wrbf_record(original, donor, "rbf", [7, 8, 6])
+        path = tmp_path / "wrbf_table1" / rec["dataset"] / "rbf.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(rec))
+    err = _fails(
+        capsys,
+        generated,
+        ["wrbf_table1", "--results", str(tmp_path)],
+        "7 of the 7 filled cells of the committed table (4200 experiments) would "
+        "not be filled as before (the records fill 2 cells of the table, with 0 "
+        "experiments; a partial sweep?)",
+        "Not filled as before: breast_cancer_wisconsin (0 of 600 experiments), ecoli,",
+        ", voting (0 of 600 experiments).",
+        "Runs not made (kml-run's names; in the table, breast_w is "
+        "breast_cancer_wisconsin, house_votes is voting): breast_w+ecoli/rbf, ",
+    )
+    assert _named(err) == 7
+    out = tmp_path / "out"
+    assert main(["wrbf_table1", "--results", str(tmp_path), "--out", str(out)]) == 0
+    table = pd.read_csv(out / "table1.csv")
+    assert list(table.dataset) == ["breast_cancer_wisconsin", "voting"]
+    assert list(table.n_experiments) == [0, 0]
+    md = (out / "table1.md").read_text()
+    assert "\n- breast_cancer_wisconsin (breast_w): ecoli/rbf, ecoli/wrbf, " in md
+    assert "\n- voting (house_votes): breast_w/rbf, " in md
+    assert "\n- iris: all runs\n" in md
 
 
 def test_guard_counts_filled_cells(tmp_path, monkeypatch):
