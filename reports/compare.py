@@ -19,8 +19,8 @@ that of the new method's records the newest one run with the experiment's
 protocol wins over any newer one that overrides it (``protocol=smoke``,
 ``protocol.*=``): trying the method on the smoke protocol must not hide its
 earlier run with the experiment's. A cell whose every run of the new method
-overrides the protocol is refused, naming the override; a cell whose chosen
-record failed is listed, not compared.
+overrides the protocol is listed with the override to drop, not compared; so is
+a cell whose chosen record failed.
 """
 
 from __future__ import annotations
@@ -230,12 +230,14 @@ def compare(
         where = f"{r['dataset']} {r['kernel']} seed {r['seed']}"
         used = protocol_overrides(r)
         if used:  # newest_per_cell found no run with the experiment's protocol
-            raise ReportError(
+            # listed, not refused: the cells run with the protocol still compare
+            notes.append(
                 f"{where}: every run of {method} overrides the experiment's protocol "
                 f"(the newest with {' '.join(used)}), and the baselines ran its own; "
                 f"rerun {method} without {' '.join(used)}, e.g. `kml-run "
                 f"experiment={experiment} method={method}`"
             )
+            continue
         if r["status"] != "ok":
             notes.append(f"{where}: the newest record of {method} is "
                          f"{r['status']} ({r.get('reason', '')})")  # fmt: skip

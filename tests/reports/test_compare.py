@@ -207,8 +207,8 @@ def _smoke_run(copy: Path) -> Path:
 
 def test_a_newer_protocol_variant_does_not_hide_the_run_to_compare(store, tmp_path):
     """`kml-run ... method=myfda protocol=smoke` after the experiment's own run:
-    the own-protocol run is compared; with no such run, the refusal names the
-    override used."""
+    the own-protocol run is compared; with no such run, the cell is listed with
+    the override used, not compared (nor does it stop the other cells)."""
     copy = tmp_path / "results"
     shutil.copytree(store, copy)
     own = _smoke_run(copy)
@@ -217,14 +217,40 @@ def test_a_newer_protocol_variant_does_not_hide_the_run_to_compare(store, tmp_pa
     (row,) = df.itertuples(index=False)
     assert row.n_test == 208  # the own-protocol run's 10x10 CV, not the smoke run
     own.unlink()
-    with pytest.raises(ReportError) as exc:
-        compare(copy, "mlsvm_table1", "myfda")
-    msg = str(exc.value)
+    df, notes = compare(copy, "mlsvm_table1", "myfda")
+    assert df.empty
+    (msg,) = notes
     assert msg.startswith(
         "sonar linear seed 0: every run of myfda overrides the experiment's "
         "protocol (the newest with protocol=smoke)"
     )
     assert "rerun myfda without protocol=smoke" in msg and "protocol.*" not in msg
+
+
+def _as_seed(path: Path, seed: int) -> None:
+    """A copy of the record at ``path`` as the run of another seed of its cell."""
+    rec = json.loads(path.read_text())
+    rec.update(seed=seed, key=f"{rec['key']}-seed{seed}")
+    rec["overrides"] = [*rec["overrides"], f"seed={seed}"]
+    path.with_name(path.name.replace(".json", f"-seed{seed}.json")).write_text(
+        json.dumps(rec)
+    )
+
+
+def test_a_cell_with_only_variant_runs_does_not_stop_the_others(store, tmp_path):
+    """Seed 1 has myfda's own-protocol run, seed 0 only a smoke run: seed 1 is
+    compared, seed 0 listed with the override to drop."""
+    copy = tmp_path / "results"
+    shutil.copytree(store, copy)
+    own = _smoke_run(copy)
+    (baseline,) = copy.rglob("fda[[]*.json")
+    _as_seed(baseline, 1)
+    _as_seed(own, 1)
+    own.unlink()  # seed 0: the smoke run only
+    df, notes = compare(copy, "mlsvm_table1", "myfda")
+    assert [(r.seed, r.baseline) for r in df.itertuples(index=False)] == [(1, "fda")]
+    (note,) = notes
+    assert note.startswith("sonar linear seed 0: every run of myfda overrides")
 
 
 def test_the_failed_newest_own_protocol_run_is_listed_before_a_variant(store, tmp_path):
