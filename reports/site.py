@@ -405,7 +405,29 @@ def read_table(path: Path) -> pd.DataFrame:
             reasons.get((d, m)) or reasons.get((pd_, m)) or ""
             for d, pd_, m in zip(*names, df.method)
         ]
+        # a reason only where the table shows the divergence, as its own ‡ does
+        # (a cell with a result outside the tolerance): never on a cell within it
+        # or not run, whatever table the site is built from
+        df.loc[~_shows_divergence(df), "known_divergence"] = ""
     return df
+
+
+def _shows_divergence(df: pd.DataFrame) -> pd.Series:
+    """Rows a listed reason may be attached to, by what the table says of them.
+
+    ``listed`` (lmnnmkl: set only outside 2 SE) when the table has it, else a
+    ``within_*`` column false (arbf: ``within_1std``); ``status`` ok when given.
+    A table with neither column keeps every row.
+    """
+    keep = pd.Series(True, index=df.index)
+    if "status" in df.columns:
+        keep &= df.status.eq("ok")
+    if "listed" in df.columns:
+        return keep & df.listed.astype(str).eq("True")
+    within = [c for c in df.columns if c.startswith("within_")]
+    for c in within:
+        keep &= df[c].astype(str).eq("False")
+    return keep
 
 
 def is_long_format(df: pd.DataFrame) -> str | None:

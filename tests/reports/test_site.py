@@ -219,6 +219,45 @@ def test_other_divergence_status_is_shown(tmp_path, monkeypatch) -> None:
     assert "1 disputed" in page and 'class="dagger"' not in page
 
 
+def test_a_listed_reason_goes_only_to_a_cell_outside(tmp_path, monkeypatch) -> None:
+    """A table without its own reasons gets them from the list only for cells it
+    shows outside the tolerance (arbf's within_1std, lmnnmkl's listed), as their
+    ‡ does: not for a listed cell within it, nor for one not run."""
+    gen = tmp_path / "generated"
+    (gen / "newpaper").mkdir(parents=True)
+    table = pd.DataFrame(
+        {
+            "dataset": ["a", "b", "c"],
+            "method": ["m", "m", "m"],
+            "reproduced_mean": [70.0, 90.0, np.nan],
+            "published_mean": [80.0, 91.0, 85.0],
+            "within_1std": [False, True, False],
+            "status": ["ok", "ok", "not run"],
+        }
+    )
+    table.to_csv(gen / "newpaper" / "table3.csv", index=False)
+    kd = tmp_path / "known_divergences.csv"
+    pd.DataFrame(
+        {
+            "paper": ["newpaper"] * 3,
+            "artifact": ["table3"] * 3,
+            "dataset": ["a", "b", "c"],
+            "kernel": [""] * 3,
+            "method": ["m"] * 3,
+            "status": ["open"] * 3,
+            "reason": ["checked a", "checked b", "checked c"],
+        }
+    ).to_csv(kd, index=False)
+    monkeypatch.setattr(site, "KNOWN_DIVERGENCES", kd)
+    df = site.read_table(gen / "newpaper" / "table3.csv")
+    assert list(df.known_divergence) == ["[open] checked a", "", ""]
+    table.drop(columns="within_1std").assign(listed=[False, True, False]).to_csv(
+        gen / "newpaper" / "table3.csv", index=False
+    )
+    df = site.read_table(gen / "newpaper" / "table3.csv")
+    assert list(df.known_divergence) == ["", "[open] checked b", ""]
+
+
 def test_no_divergences_counted_before_the_table_exists(tmp_path, monkeypatch) -> None:
     gen, kd = _paper_with_table(tmp_path)
     monkeypatch.setattr(site, "KNOWN_DIVERGENCES", kd)
