@@ -297,6 +297,15 @@ def _problems(cfg: DictConfig | Mapping[str, Any]) -> list[str]:
             f"split_start={start!r}: must be an integer >= 0, the outer split this "
             "worker computes first (e.g. split_start=5: a second worker of 10 splits)"
         )
+    # The run splits and records by int(seed): seed=1.5 would recompute seed 1 under
+    # another key (a second record of the cell for the reports to choose between)
+    # and seed=abc fail every job with a traceback after launch.
+    seed = cfg.get("seed", 0)
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        out.append(
+            f"seed={seed!r}: must be an integer >= 0, the repetition id that seeds "
+            "the outer splits with the dataset (e.g. seed=1, or seed=0,1,2 for three)"
+        )
     return out
 
 

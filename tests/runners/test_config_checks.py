@@ -40,6 +40,11 @@ from runners.run import compose_config, key_config
         ("method.C=abc", "method.C: The 'C' parameter of SVM must be a float"),
         ("method.solver=fast", "method.solver: The 'solver' parameter of SVM must"),
         ("++method.gamma=1", "method.gamma: not a parameter of SVM"),
+        # the run splits and records by int(seed): 1.5 would be a second seed-1
+        # record under another key, 'abc' a traceback in every job
+        ("seed=abc", "seed='abc': must be an integer >= 0"),
+        ("seed=1.5", "seed=1.5: must be an integer >= 0"),
+        ("seed=-1", "seed=-1: must be an integer >= 0"),
     ],
 )
 def test_bad_values_are_refused_when_composed(override, message):
