@@ -410,11 +410,57 @@ def _estimator_problems(cfg: DictConfig | Mapping[str, Any]) -> list[str]:
     except Exception:  # noqa: BLE001 (any other failure is the run's to report)
         return []
     out: list[str] = []
+    problem = _features_to_a_gram_method(cfg, estimator, name)
+    if problem:
+        out.append(problem)
     try:
         _check_estimator(cfg, estimator, name, out)
     except Exception:  # noqa: BLE001 (a target that is no scikit-learn estimator,
         pass  # a constructor clone() refuses, ...: left to the run, as before)
     return out
+
+
+def _features_to_a_gram_method(
+    cfg: DictConfig | Mapping[str, Any], estimator: Any, name: str
+) -> str | None:
+    """Why a ``kernel: none`` run would hand features to a Gram-matrix estimator.
+
+    ``kernel=none`` (wrbf, arbf, kdml, lmnnmkl's 1-NN) gives the method the raw
+    features and leaves its ``kernel`` parameter as its config gives it; a method
+    whose config says ``"precomputed"`` (the README's ``Mine``, LMNN_H) would fail
+    every job after launch with scikit-learn's "X should be a square kernel
+    matrix", which names neither the kernel section nor the fix.
+
+    Parameters
+    ----------
+    cfg : DictConfig or Mapping
+        The composed run config.
+    estimator : object
+        The method's estimator, built from ``cfg.method``.
+    name : str
+        The estimator's class name, for the message.
+
+    Returns
+    -------
+    str or None
+        The problem with its fix, or None.
+    """
+    kernel = cfg.get("kernel")
+    if not isinstance(kernel, Mapping) or str(kernel.get("kernel")) != "none":
+        return None
+    try:
+        own = estimator.get_params(deep=False).get("kernel")
+    except Exception:  # noqa: BLE001 (not a scikit-learn estimator: left to the run)
+        return None
+    if own != "precomputed":
+        return None
+    return (
+        f"method.kernel='precomputed' with kernel=none: kernel=none hands {name} "
+        "the features, not a Gram matrix, and leaves its `kernel` as its config "
+        "gives it. To give it the features, give it a kernel of its own (`kernel: "
+        "rbf` in its config, or ++method.kernel=rbf); to give it a Gram matrix, "
+        "choose one from conf/kernel/ (e.g. kernel=linear)"
+    )
 
 
 def _refused(est: Any, param: str | None = None) -> str | None:

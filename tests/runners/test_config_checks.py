@@ -136,6 +136,29 @@ class PlainEstimator(ClassifierMixin, BaseEstimator):
         self.kernel = kernel
 
 
+class GramOnly(PlainEstimator):
+    """The README's own method: a Gram matrix by default (``kernel="precomputed"``)."""
+
+    def __init__(self, C=1.0, kernel="precomputed"):
+        super().__init__(C=C, kernel=kernel)
+
+
+def test_a_gram_matrix_method_on_features_is_refused_with_the_fix():
+    # kernel=none hands it the features: every job used to fail after launch with
+    # scikit-learn's "X should be a square kernel matrix"
+    gram_only = [
+        "dataset=sonar", "method=svm", f"method._target_={__name__}.GramOnly",
+        "~method.solver", "~method.kernel", "kernel=none",  # its config: no kernel
+    ]
+    with pytest.raises(ConfigError) as err:
+        compose_config(gram_only)
+    assert "method.kernel='precomputed' with kernel=none" in str(err.value)
+    assert "++method.kernel=rbf" in str(err.value)
+    # the README's fix, and a Gram matrix from the runner, both pass
+    compose_config([*gram_only, "++method.kernel=rbf"])
+    compose_config([*gram_only[:-1], "kernel=linear"])
+
+
 @pytest.mark.parametrize(
     "target", [f"{__name__}.PlainEstimator", "builtins.dict"]
 )
