@@ -942,6 +942,7 @@ def report(
     out_dir = output_dir(OUT, out_dir, variants=variants)
     claims: list[dict] = []
     sources = []
+    missing: list[str] = []  # why each experiment gave nothing, for the error below
     wave_train: list[int] | None = None  # set when Fig. 2's Wave is the 5-run row
     figures = []
     for exp, name, title, fn in (
@@ -952,6 +953,7 @@ def report(
             recs = load_records(results, exp, variants=variants)
         except (FileNotFoundError, ValueError) as exc:
             sources.append(f"- {name}: no records of `{exp}` ({exc})")
+            missing.append(str(exc))
             continue
         recs, filled, n_own = supplement(
             recs, results, SUPPLEMENTS.get(exp, ()), variants
@@ -1013,6 +1015,16 @@ def report(
         sources.append(f"- figs. 3-4: experiment `{fig3}`, methods {sorted(maps)}")
     except (FileNotFoundError, ValueError) as exc:
         sources.append(f"- figs. 3-4: no records of `{fig3}` ({exc})")
+        missing.append(str(exc))
+    if len(missing) == 3:
+        # no experiment of the report has a record (a wrong --results, nothing run
+        # yet): say so, as every other report does, instead of a refusal to
+        # overwrite claims.csv or, with --out, an empty claims table
+        raise ReportError(
+            f"no records of {fig1}, {fig2} or {fig3} (`make reproduce-kdml"
+            + (" KDML_VARIANT=_reduced" if fig1.endswith("_reduced") else "")
+            + f"` runs them); the first: {missing[0]}"
+        )
     cl = pd.DataFrame(claims, columns=["training", "claim", "status", "numbers"])
     guard_table(
         out_dir / "claims.csv",
@@ -1095,11 +1107,14 @@ def full_or_reduced(
 
     Otherwise ``<experiment>_reduced``, so a figure whose 20-run sweep has not been
     run (or is half done) is still drawn, from fewer runs; the figure's table states
-    its runs per cell and the claims' sources name the experiment used.
+    its runs per cell and the claims' sources name the experiment used. When
+    neither has a finished cell, ``experiment``: the report then names the sweep
+    that ``make reproduce-kdml`` runs as the one missing, not the reduced variant.
     """
     reduced = f"{experiment}_reduced"
     full_cells = _cells(results, experiment, variants)
-    if full_cells and full_cells >= _cells(results, reduced, variants):  # superset
+    reduced_cells = _cells(results, reduced, variants)
+    if full_cells >= reduced_cells and (full_cells or not reduced_cells):
         return experiment
     return reduced
 

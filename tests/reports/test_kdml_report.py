@@ -70,9 +70,10 @@ def test_full_or_reduced_takes_the_20_runs_only_when_they_cover_the_reduced_cell
     assert kdml.full_or_reduced("r", "kdml_fig1") == "kdml_fig1_reduced"
     # no 20-run records at all
     assert kdml.full_or_reduced("r", "kdml_fig2") == "kdml_fig2_reduced"
-    # nothing anywhere: the reduced name, whose absence the report then states
+    # nothing anywhere: the 20-run name (what `make reproduce-kdml` runs), whose
+    # absence the report then states; it used to name the reduced variant
     store.clear()
-    assert kdml.full_or_reduced("r", "kdml_fig1") == "kdml_fig1_reduced"
+    assert kdml.full_or_reduced("r", "kdml_fig1") == "kdml_fig1"
 
 
 def _run_record(d, m, accs, status="ok"):
@@ -208,6 +209,29 @@ def test_a_refused_table_leaves_every_file_as_it_was(monkeypatch, tmp_path, refu
     monkeypatch.setattr(kdml, "guard_table", lambda *a, **k: None)
     kdml.report("r", out_dir=tmp_path)
     assert {"fig1.md", "fig2.md", "claims.md"} <= {p.name for p in tmp_path.iterdir()}
+
+
+@pytest.mark.parametrize("report", ["kdml", "kdml_reduced"])
+def test_no_record_of_any_kdml_experiment_is_an_error_not_a_refusal(
+    tmp_path, report
+):
+    """A store without kdml records (a wrong --results, nothing run yet) is named,
+    as by every other report; it used to be a refusal to overwrite claims.csv
+    (all 12 claims 'not filled as before'), or with --out an empty claims table."""
+    import reports.kdml as kdml
+    from reports.guard import ReportError
+
+    (tmp_path / "results" / "lmnnmkl_table1").mkdir(parents=True)
+    out = tmp_path / "out"
+    with pytest.raises(ReportError) as err:
+        getattr(kdml, report)(tmp_path / "results", out_dir=out)
+    suffix = "_reduced" if report == "kdml_reduced" else ""
+    assert str(err.value).startswith(
+        f"no records of kdml_fig1{suffix}, kdml_fig2{suffix} or kdml_fig3 "
+        f"(`make reproduce-kdml{' KDML_VARIANT=_reduced' if suffix else ''}` runs"
+    )
+    assert f"Run `kml-run experiment=kdml_fig1{suffix}` first" in str(err.value)
+    assert not out.exists() or list(out.iterdir()) == []
 
 
 def test_uniform_run_counts_name_no_other_count(tmp_path):
