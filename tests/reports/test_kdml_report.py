@@ -447,6 +447,24 @@ def test_vehicle_exception_needs_itml_and_klmnn_slightly_above_ours():
     assert status(76.0, 80.0) == "not held"  # by 5 pp: not "slightly"
 
 
+def test_without_vehicle_the_best_claim_is_decided_on_the_other_sets_and_marked():
+    """A 10% sub-sweep without Vehicle (e.g. `dataset=pima`): the claim used to read
+    "not held" even where Methods 1-2 led on every set run; it is now decided on
+    those sets and marked, as the 50% claim marks an unchecked Molecular."""
+    import reports.kdml as kdml
+
+    def status(**iono):
+        means = {d: _row(70.0, kdml_method2=75.0) for d in SETS if d != "vehicle"}
+        means["ionosphere"] = _row(70.0, **iono)
+        return _claim_of(kdml.claims_10(_summ(means)), "10%", "Methods 1-2 have")[
+            "status"
+        ]
+
+    assert status(kdml_method2=75.0) == "held (Vehicle exception not checked)"
+    # a set other than Vehicle where another method leads refutes it all the same
+    assert status(kdml_method2=68.0) == "not held (Vehicle exception not checked)"
+
+
 def test_dml_beat_knn_is_checked_at_50_percent_too():
     import reports.kdml as kdml
 
