@@ -733,8 +733,36 @@ def main() -> None:
     if problem:
         sys.stderr.write(problem + "\n")
         raise SystemExit(1)
-    if not cached_sweep(sys.argv[1:]):
-        hydra_main()
+    try:
+        if not cached_sweep(sys.argv[1:]):
+            hydra_main()
+    except KeyboardInterrupt:
+        interrupted()
+
+
+#: What Ctrl-C leaves behind, said instead of the launcher's 40-line traceback.
+INTERRUPTED = (
+    "kml-run: interrupted. Finished runs keep their records, and a run cut short "
+    "the checkpoints of its finished outer splits; rerun the same command to resume."
+)
+
+
+def interrupted() -> None:
+    """Say what an interrupt keeps, then die of SIGINT as an uncaught one does.
+
+    Dying of the signal (not ``exit(130)``) matters to whoever called ``kml-run``:
+    a shell loop or ``make`` stops on a child killed by SIGINT, but takes a child
+    that exits normally to have handled the interrupt, and goes on.
+    """
+    import os
+    import signal
+    import sys
+
+    sys.stderr.write("\n" + INTERRUPTED + "\n")
+    sys.stderr.flush()
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGINT)
+    raise SystemExit(130)  # only where the signal could not end the process
 
 
 if __name__ == "__main__":
