@@ -774,7 +774,10 @@ def record_stats(
     methods = _paper_methods(paper) if paper else None
     if methods is not None:
         methods |= _experiment_methods(experiment)
-    total, n, versions, started, finished = 0.0, 0, Counter(), [], []
+    # the newest record per cell, as the reports take it: a cell rerun under a
+    # newer code version would otherwise count twice, and stretch the span from
+    # the first run's start to the rerun's end
+    newest: dict[tuple, dict[str, Any]] = {}
     for path in (results / experiment).rglob("*.json"):
         if path.name.startswith(".tmp-"):
             continue
@@ -788,6 +791,13 @@ def record_stats(
             continue
         if methods is not None and str(rec.get("method")) not in methods:
             continue
+        cell = tuple(str(rec.get(k)) for k in ("dataset", "method", "kernel", "seed"))
+        if cell not in newest or str(rec.get("finished", "")) > str(
+            newest[cell].get("finished", "")
+        ):
+            newest[cell] = rec
+    total, n, versions, started, finished = 0.0, 0, Counter(), [], []
+    for rec in newest.values():
         n += 1
         # a resumed run's wall time is its last process's; its resumed splits' own
         # compute time is resumed_seconds
@@ -806,6 +816,7 @@ def record_stats(
         ).total_seconds()
     return {
         "records": n,
+        "finished_cells": sum(r["status"] == "ok" for r in newest.values()),
         "job_seconds": total,
         "span_seconds": span,
         "code_versions": [v for v, _ in versions.most_common()],
@@ -887,11 +898,23 @@ def summarize(
             s.records = st["records"]
             s.code_versions = st["code_versions"]
             s.wall_seconds = st["span_seconds"]
+            n = st["records"]
+            # fewer finished runs than the committed table has cells (each run
+            # fills at most one): the times are a sub-sweep's, not the table's
+            partial = (
+                f"; a partial store: {st['finished_cells']} finished of the "
+                f"table's {s.cells} cells"
+                if has_table and st["finished_cells"] < s.cells
+                else ""
+            )
             s.wall = (
                 _fmt_seconds(st["span_seconds"])
                 if st["span_seconds"] is not None
                 else ""
-            ) + f" ({_fmt_seconds(st['job_seconds'])} of jobs, {st['records']} records)"
+            ) + (
+                f" ({_fmt_seconds(st['job_seconds'])} of jobs, {n} "
+                f"record{'' if n == 1 else 's'}{partial})"
+            )
     return s
 
 

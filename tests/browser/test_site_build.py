@@ -146,3 +146,45 @@ def test_wall_time_counts_only_the_artifacts_own_runs(tmp_path) -> None:
     assert (st["records"], st["job_seconds"]) == (1, 10.0)
     # without a paper, a user's method counts (no published method list to test)
     assert site.record_stats(tmp_path, "mlsvm_table1")["job_seconds"] == 50.0
+
+
+def test_wall_time_takes_the_newest_run_per_cell_and_names_a_partial_store(
+    tmp_path,
+) -> None:
+    """A one-cell sub-sweep used to show as the committed 40-cell table's wall time
+    ("19 s (19 s of jobs, 1 records)"), and a cell rerun under a newer code version
+    counted twice, its span reaching from the first run to the rerun."""
+    import json
+
+    folder = tmp_path / "lmnnmkl_table1" / "iris"
+    folder.mkdir(parents=True)
+    for name, wall, start, end in (
+        ("old", 500.0, "2026-01-01T00:00:00+00:00", "2026-01-01T00:08:20+00:00"),
+        ("new", 19.0, "2026-01-05T00:00:00+00:00", "2026-01-05T00:00:19+00:00"),
+    ):
+        (folder / f"{name}.json").write_text(
+            json.dumps(
+                {
+                    "status": "ok",
+                    "dataset": "iris",
+                    "method": "lmnn_h",
+                    "kernel": "lmnn20",
+                    "seed": 0,
+                    "overrides": ["dataset=iris", "method=lmnn_h"],
+                    "wall_seconds": wall,
+                    "started": start,
+                    "finished": end,
+                    "provenance": {"code_version": name},
+                }
+            )
+        )
+    st = site.record_stats(tmp_path, "lmnnmkl_table1", "lmnnmkl")
+    assert (st["records"], st["job_seconds"], st["span_seconds"]) == (1, 19.0, 19.0)
+    assert st["code_versions"] == ["new"]
+    paper = next(p for p in site.PAPERS if p.key == "lmnnmkl")
+    art = next(a for a in paper.artifacts if a.key == "table1")
+    s = site.summarize(paper, art, site.GENERATED, tmp_path, site.load_known())
+    assert s.wall == (
+        "19 s (19 s of jobs, 1 record; a partial store: 1 finished of the table's "
+        "40 cells)"
+    )
