@@ -336,6 +336,13 @@ def _stop(message: str) -> None:
     raise SystemExit(1)
 
 
+#: Why a sweep has no job: an override that sweeps nothing.
+EMPTY_SWEEP = (
+    "the sweep has no job: an override sweeps an empty range or list "
+    "(range(a,b) stops before b: range(3,1) is empty, seed=range(0,3) is 0,1,2)"
+)
+
+
 class ConfigCheck(Callback):
     """Checks the run's config, or every job's config of a sweep, before any job."""
 
@@ -370,6 +377,10 @@ class ConfigCheck(Callback):
             n = check_sweep(config, data=_runs_here(config))
         except ConfigCompositionException as exc:
             _stop(str(exc))
+        if n == 0:  # only a sweep without jobs: its first job is always composed
+            # Hydra launches nothing and the summary read "0 ok, ... (0 runs)" with
+            # status 0, as if the sweep had been done
+            _stop(f"kml-run: no job was started: {EMPTY_SWEEP}")
         log.debug("checked %d job configs in %.1f s", n, time.perf_counter() - tic)
 
 

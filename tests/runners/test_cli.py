@@ -289,6 +289,13 @@ def test_sweep_summary_counts_and_exit_status(tmp_path):
             ["-m", "dataset=sonar,wpbcx", "method=svm", "protocol=smoke"],
             "dataset=wpbcx: no such dataset (did you mean wpbc",
         ),
+        # a reversed range sweeps nothing: it used to end "0 ok, ... (0 runs)",
+        # status 0, as if the sweep were done
+        (
+            ["-m", "dataset=sonar", "method=svm", "protocol=smoke",
+             "seed=range(3,1)"],
+            "the sweep has no job: an override sweeps an empty range or list",
+        ),
     ],
 )
 def test_bad_config_stops_before_any_job(tmp_path, args, message):
