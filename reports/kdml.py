@@ -7,6 +7,7 @@ number here comes from the run records (nothing is fitted in the report).
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -1096,12 +1097,26 @@ def report(
     return out_dir
 
 
+class _Silent(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return False
+
+
 def _cells(results: str | Path, experiment: str, variants: bool) -> set[tuple]:
-    """Finished (dataset, method) cells of ``experiment`` in the store."""
+    """Finished (dataset, method) cells of ``experiment`` in the store.
+
+    Read without the store's warnings (variant records left out, several code
+    versions): the report loads the experiment it picks again and warns then, so
+    each warning used to be printed twice.
+    """
+    logger, silent = logging.getLogger("kml.reports"), _Silent()
+    logger.addFilter(silent)
     try:
         recs = load_records(results, experiment, variants=variants)
     except (FileNotFoundError, ValueError):
         return set()
+    finally:
+        logger.removeFilter(silent)
     return {(r["dataset"], r["method"]) for r in recs if r["status"] == "ok"}
 
 

@@ -653,3 +653,23 @@ def test_figures_built_with_variant_runs_mark_them(monkeypatch, tmp_path):
     for name in ("fig1.csv", "fig2.csv", "fig34_separation.csv"):
         assert "variant" not in pd.read_csv(tmp_path / "own" / name).columns
     assert "variant" not in bars["fig1"][0] and panels["fig4"]["kdml_method1"] == ""
+
+
+def test_the_store_warnings_are_printed_once(monkeypatch, caplog):
+    """kml-report kdml read each 20-run experiment twice (to choose it over the
+    reduced one, then for the figure), and printed each store warning twice."""
+    import logging
+
+    import reports.kdml as kdml
+
+    def load(results, experiment, variants=False):
+        logging.getLogger("kml.reports").warning("%s: left out 2 records", experiment)
+        return [_run_record("pima", "knn", [0.7] * 20)]
+
+    monkeypatch.setattr(kdml, "load_records", load)
+    with caplog.at_level(logging.WARNING, logger="kml.reports"):
+        assert kdml.full_or_reduced("r", "kdml_fig1") == "kdml_fig1"
+    assert caplog.records == []
+    with caplog.at_level(logging.WARNING, logger="kml.reports"):
+        kdml.load_records("r", "kdml_fig1")  # the report's own read still warns
+    assert [r.getMessage() for r in caplog.records] == ["kdml_fig1: left out 2 records"]
