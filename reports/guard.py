@@ -120,6 +120,15 @@ def require_store(results_root: str | Path, experiment: str) -> Path:
         # meant to be, not a kml-run command that would fail on the same typo; a
         # known experiment not run yet (mlsvm_table2 beside mlsvm_table1) is no typo
         known = {p.stem for p in EXPERIMENT_DIR.glob("*.yaml")} | set(RUN_COMMANDS)
+        # a report's name for several experiments (kml-report compare kdml): the
+        # ones held here, not the closest name, which was kdml_fig3 (not run)
+        # beside a store holding kdml_fig1
+        within = [h for h in held if h.startswith(f"{experiment}_")]
+        if experiment not in known and within:
+            raise ReportError(
+                f"no records of {experiment} under {root} ({what}); {experiment} "
+                f"is not an experiment: did you mean {' or '.join(within)}?"
+            )
         meant = (
             None
             if experiment in known

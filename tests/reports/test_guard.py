@@ -120,6 +120,23 @@ def test_mistyped_experiment_gets_the_name_meant(tmp_path):
     assert "Run `kml-run experiment=mlsvm_table2` first" in str(exc.value)
 
 
+def test_a_report_name_gets_the_experiments_held_under_it(tmp_path):
+    """`kml-report compare kdml` (the name `kml-report kdml` takes) used to get the
+    closest name, kdml_fig3, "not there either", beside a store holding kdml_fig1."""
+    from reports.guard import require_store
+
+    (tmp_path / "kdml_fig1" / "pima").mkdir(parents=True)
+    with pytest.raises(ReportError) as exc:
+        require_store(tmp_path, "kdml")
+    assert str(exc.value).endswith(
+        "; kdml is not an experiment: did you mean kdml_fig1?"
+    )
+    (tmp_path / "kdml_fig2_wave" / "waveform_v1").mkdir(parents=True)
+    with pytest.raises(ReportError) as exc:
+        require_store(tmp_path, "kdml")
+    assert "did you mean kdml_fig1 or kdml_fig2_wave?" in str(exc.value)
+
+
 def test_experiment_folder_without_records(tmp_path, capsys, generated):
     (tmp_path / "mlsvm_table1" / "sonar").mkdir(parents=True)
     _fails(
