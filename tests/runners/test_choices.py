@@ -56,3 +56,21 @@ def test_known_or_unjudgeable_choices_pass(argv):
 
 def test_options_are_the_files_of_the_group():
     assert "sonar" in options("dataset") and "mlsvm_table1" in options("experiment")
+
+
+@pytest.mark.parametrize(
+    "choice,meant",
+    [
+        # the reports' row labels, typed as dataset names
+        ("dataset=heart", "did you mean heart_libsvm"),  # was: "mfeat"
+        ("dataset=robot", "did you mean wall_robot?"),
+        ("dataset=cardio", "did you mean cardiotocography?"),
+        ("dataset=diabetes", "did you mean diabetes_libsvm?"),
+        # typos keep difflib's answer
+        ("dataset=sonr", "did you mean sonar?"),
+        ("method=lmnn_hh", "did you mean lmnn_h or "),
+    ],
+)
+def test_a_name_contained_in_a_choice_is_offered_first(choice, meant):
+    message = unknown_choices(["experiment=arbf_table1", choice])
+    assert message is not None and meant in message
