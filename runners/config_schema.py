@@ -11,11 +11,12 @@ starts (``runners.callbacks.ConfigCheck`` for the jobs of a sweep).
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import Enum
 from functools import lru_cache
 from pathlib import Path
@@ -154,12 +155,14 @@ def register_configs() -> None:
 
 
 def _stray_keys(cfg: DictConfig | Mapping[str, Any]) -> list[str]:
-    """Command-line ``+key=value`` / ``++key=value`` that add a top-level key.
+    """Command-line ``+key=value`` / ``++key=value`` that add a key no run reads.
 
     Hydra refuses ``C=10`` (not in the config) and suggests ``+C=10``, which then
     composes and is read by nothing: the run would be the default's, silently. Keys
     the config files define (``split_start``, an experiment's ``checks``) are
-    overridden without ``+`` and are not affected.
+    overridden without ``+`` and are not affected. The same holds for a key added
+    to a section with a schema (``+protocol.outer_fold=2``): only its fields are
+    read.
     """
     try:
         overrides = list(cfg["hydra"]["overrides"]["task"])
@@ -173,6 +176,20 @@ def _stray_keys(cfg: DictConfig | Mapping[str, Any]) -> list[str]:
             continue
         name = key.lstrip("+")
         base = name.split("@", 1)[0]  # group@package=choice
+        section, _, field_name = base.partition(".")
+        schema = _SCHEMAS.get(section)
+        names = [f.name for f in fields(schema)] if schema is not None else []
+        if names and field_name and field_name.split(".")[0] not in names:
+            # Hydra answers `protocol.outer_fold=2` with "To append to your config
+            # use +protocol.outer_fold=2", which composes, and the run then used
+            # the protocol's own outer_folds without a word
+            meant = difflib.get_close_matches(field_name, names, n=1)
+            out.append(
+                f"{text}: adds a key '{field_name}' that no run reads"
+                + (f" (did you mean {section}.{meant[0]}={value}?)" if meant else "")
+                + f"; the {section} section's keys are {', '.join(names)}"
+            )
+            continue
         if "." in base or "/" in base or base in _GROUPS or base in _file_keys():
             continue
         out.append(
@@ -183,6 +200,14 @@ def _stray_keys(cfg: DictConfig | Mapping[str, Any]) -> list[str]:
         )
     return out
 
+
+# sections whose keys are a schema's fields (register_configs): an added key is read
+# by nothing
+_SCHEMAS: dict[str, type] = {
+    "protocol": ProtocolConfig,
+    "kernel": KernelConfig,
+    "dataset": DatasetConfig,
+}
 
 # config groups of conf/config.yaml (``+dataset_method=...`` selects a pair file)
 _GROUPS = frozenset(

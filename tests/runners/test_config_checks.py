@@ -121,8 +121,28 @@ def test_a_new_top_level_key_is_refused(override):
 
 
 @pytest.mark.parametrize(
+    "override,message",
+    [
+        ("+protocol.outer_fold=2", "(did you mean protocol.outer_folds=2?)"),
+        ("++protocol.outer_fold=2", "(did you mean protocol.outer_folds=2?)"),
+        ("+kernel.gamma=2", "the kernel section's keys are name, kernel, degree,"),
+        ("+dataset.noise=1", "the dataset section's keys are name, noise_donor"),
+    ],
+)
+def test_a_key_added_to_a_schema_section_is_refused(override, message):
+    # Hydra's hint for `protocol.outer_fold=2` is `+protocol.outer_fold=2`, which
+    # composed: the run silently kept the protocol's own outer_folds
+    key = override.lstrip("+").split("=")[0].split(".")[1]
+    with pytest.raises(ConfigError) as err:
+        compose_config(["dataset=sonar", "method=svm", override])
+    assert f"{override}: adds a key '{key}' that no run reads" in str(err.value)
+    assert message in str(err.value)
+
+
+@pytest.mark.parametrize(
     "override",
-    ["++split_start=1", "++method.C=10", "+search.grids.svm.C=[1]", "++seed=3"],
+    ["++split_start=1", "++method.C=10", "+search.grids.svm.C=[1]", "++seed=3",
+     "++protocol.outer_folds=2"],
 )
 def test_keys_the_config_files_define_or_nested_keys_may_be_added(override):
     compose_config(["dataset=sonar", "method=svm", override])
