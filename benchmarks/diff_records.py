@@ -22,7 +22,8 @@ check of ``solver="auto_path"`` (FDA has no solver; its cells are only in store 
     python benchmarks/diff_records.py /tmp/t1_auto /tmp/t1_path --only-common
 
 Prints one line per differing cell and a summary; exit status 1 when a cell differs
-or (without ``--only-common``) is missing from one store.
+or (without ``--only-common``) is missing from one store, 2 when a store holds no
+finished record of the experiment (a wrong path or experiment name).
 """
 
 from __future__ import annotations
@@ -88,6 +89,18 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     ra = latest_records(args.store_a, args.experiment)
     rb = latest_records(args.store_b, args.experiment)
+    # Two empty stores have no cell that differs: without this check a mistyped
+    # path or experiment name (or a store given as results/<experiment>) would
+    # report "0 differ" and exit 0, as if the stores had been compared.
+    for store, records in ((args.store_a, ra), (args.store_b, rb)):
+        if not records:
+            print(
+                f"diff_records: no finished record of {args.experiment!r} under "
+                f"{store} (expected {store / args.experiment}/...; a store is a "
+                "results root such as results/)",
+                file=sys.stderr,
+            )
+            return 2
     missing = sorted(set(ra) ^ set(rb))
     differing = 0
     for key in sorted(set(ra) & set(rb)):
