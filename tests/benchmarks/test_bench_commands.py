@@ -96,3 +96,43 @@ def test_documented_command_parses(monkeypatch, doc, script, argv):
     monkeypatch.setattr(sys, "argv", [script, *argv])
     with pytest.raises(_Parsed):
         module.main()
+
+
+def _options(script: str, monkeypatch: pytest.MonkeyPatch) -> set[str]:
+    """The option strings of ``script``'s parser (as its ``main`` builds it)."""
+    parsers = []
+
+    def keep_and_stop(self, args=None, namespace=None):
+        parsers.append(self)
+        raise _Parsed
+
+    module = importlib.import_module(f"benchmarks.{script[:-3]}")
+    with monkeypatch.context() as mp:
+        mp.setattr(argparse.ArgumentParser, "parse_args", keep_and_stop)
+        mp.setattr(sys, "argv", [script])
+        with pytest.raises(_Parsed):
+            module.main()
+    return set(parsers[0]._option_string_actions)
+
+
+def test_every_option_benchmarks_readme_names_exists(monkeypatch):
+    """An option quoted alone (`--split`, `--lbfgs 40`) is some script's, spelled out.
+
+    argparse accepts unambiguous prefixes, so the check is on exact names: a
+    prefix that is one script's today can become ambiguous with its next option.
+    """
+    monkeypatch.syspath_prepend(str(REPO))
+    known = set().union(
+        *(_options(p.name, monkeypatch) for p in BENCH.glob("*.py") if p.name[0] != "_")
+    )
+    # spans about other tools: kml-report's --out
+    known |= {"--out"}
+    text = (BENCH / "README.md").read_text()
+    named = {
+        opt
+        for span in re.findall(r"`([^`]+)`", text)
+        if "\n\n" not in span and not re.search(r"kml-|make |pytest", span)
+        for opt in re.findall(r"(?<![\w-])--[a-z][\w-]*", span)
+    }
+    assert named, "no option found in benchmarks/README.md"
+    assert sorted(named - known) == []
