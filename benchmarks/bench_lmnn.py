@@ -122,6 +122,53 @@ def _install_reference(venv: Path) -> Path | None:
         return None
 
 
+def reference_fit(
+    python: Path, script: Path, tmp: Path, venv: Path
+) -> tuple[float, float]:
+    """One metric-learn fit of ``tmp/X.npy``, ``tmp/y.npy`` in the reference venv.
+
+    Parameters
+    ----------
+    python : Path
+        The venv's interpreter (:func:`_install_reference`).
+    script : Path
+        ``_REF_SCRIPT`` written to a file; it saves the metric to ``tmp/L.npy``.
+    tmp : Path
+        The folder of the data and the metric.
+    venv : Path
+        The venv (``--venv``), named in the error message.
+
+    Returns
+    -------
+    (float, float)
+        Wall and CPU seconds of the fit.
+
+    Raises
+    ------
+    SystemExit
+        The fit failed. The venv passed the ``import metric_learn`` probe, so it is
+        reused as it is (e.g. a venv of an earlier run whose packages no longer
+        fit together): the message shows the reference's own error, which
+        ``capture_output`` would otherwise hide behind a bare CalledProcessError.
+    """
+    out = subprocess.run(
+        [python, script, tmp / "X.npy", tmp / "y.npy", tmp / "L.npy",
+         str(K_NEIGHBORS), str(PUSH_WEIGHT)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONWARNINGS": "ignore"},
+    )
+    if out.returncode != 0:
+        err = "\n".join(out.stderr.strip().splitlines()[-10:])
+        raise SystemExit(
+            f"bench_lmnn: the metric-learn reference fit failed in {venv} (exit "
+            f"status {out.returncode}):\n{err}\nDelete {venv} (or pass another "
+            "--venv) to have metric-learn 0.7.0 installed afresh."
+        )
+    wall, cpu_s = out.stdout.split()[:2]
+    return float(wall), float(cpu_s)
+
+
 def _objective(X, y, tn, L) -> float:
     return _Objective(X, tn, y, PUSH_WEIGHT, 1.0, False)(L.ravel())[0]
 
@@ -447,23 +494,9 @@ def main() -> None:
             cpu["ours"].append(time.process_time() - c)
             L_ours = ours.components_
             if ref_python:
-                out = subprocess.run(
-                    [
-                        ref_python,
-                        script,
-                        tmp / "X.npy",
-                        tmp / "y.npy",
-                        tmp / "L.npy",
-                        str(K_NEIGHBORS),
-                        str(PUSH_WEIGHT),
-                    ],
-                    capture_output=True,
-                    text=True,
-                    check=True,
-                    env={**os.environ, "PYTHONWARNINGS": "ignore"},
-                )
-                times["ref"].append(float(out.stdout.split()[0]))
-                cpu["ref"].append(float(out.stdout.split()[1]))
+                wall, cpu_s = reference_fit(ref_python, script, tmp, args.venv)
+                times["ref"].append(wall)
+                cpu["ref"].append(cpu_s)
                 L_ref = np.load(tmp / "L.npy")
             else:
                 t, c = time.perf_counter(), time.process_time()
