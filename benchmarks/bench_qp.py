@@ -757,9 +757,22 @@ def main(argv: list[str] | None = None) -> int:
         help="--scaling also times SVC at the SVM's tolerance (1e-4)",
     )
     parser.add_argument(
-        "--scaling-sizes", type=int, nargs="+", default=None, help="overrides sizes"
+        "--scaling-sizes",
+        type=int,
+        nargs="+",
+        default=None,
+        help="the n of --scaling and --psd (default 1000 2000 4000, --full adds "
+        "8000) and of --rank (default 2000 4000 8000); --sizes is the main grid's",
     )
-    parser.add_argument("--repeats", type=int, default=7)
+    # the sections halve it (the README's "--repeats 6" is 3 interleaved repeats)
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=7,
+        help="timed rounds per cell of the main grid, --psd and --svmfda; "
+        "--scaling and --rank take max(3, REPEATS // 2), --scorer "
+        "max(1, REPEATS // 2)",
+    )
     parser.add_argument(
         "--cvxopt-repeats", type=int, default=3, help="1 is used at n >= 1000"
     )
