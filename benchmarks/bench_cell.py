@@ -396,9 +396,34 @@ def time_split(dataset: str, kernel: str, repeats: int) -> None:
         print(f"| {name} | {sec:.3f} | {100 * sec / total:.0f}% |")
 
 
+def parse_cell(text: str) -> tuple[str, str]:
+    """``dataset:kernel`` of ``--cells`` as a pair; argparse's error otherwise.
+
+    Checked when the options are parsed, so a malformed cell stops the script
+    with a usage line instead of an unpacking error after the first timings.
+
+    Parameters
+    ----------
+    text : str
+        One word of ``--cells``, e.g. ``sonar:linear``.
+
+    Returns
+    -------
+    (str, str)
+        The dataset and the kernel.
+    """
+    dataset, sep, kernel = text.partition(":")
+    if not (dataset and sep and kernel) or ":" in kernel:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not dataset:kernel (e.g. sonar:linear, musk1:gauss1)"
+        )
+    return dataset, kernel
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--cells", nargs="+", default=["sonar:linear", "musk1:gauss1"],
+    parser.add_argument("--cells", nargs="+", type=parse_cell,
+                        default=[("sonar", "linear"), ("musk1", "gauss1")],
                         help="dataset:kernel pairs of mlsvm Table I (method svm)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--jobs", nargs="+", default=["1"],
@@ -420,7 +445,7 @@ def main() -> None:
     if args.split_child:
         split_child(*args.split_child)
         return
-    cells = [tuple(c.split(":")) for c in args.cells]
+    cells = args.cells
     if not args.split_only:
         bench_cells(cells, args.repeats, args.jobs, args.sklearn_frozen)
     if not args.no_split:

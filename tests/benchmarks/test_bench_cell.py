@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
+import pytest
 from omegaconf import OmegaConf
 
 import datasets
+from benchmarks import bench_cell
 from benchmarks.bench_cell import plain_splits, table1_grid
 from runners.protocols import nested_training_sets
 from runners.run import compose_config, method_grid
@@ -29,3 +33,24 @@ def test_same_outer_and_inner_splits_as_the_runner():
 def test_same_c_grid_as_the_runner():
     cfg = compose_config(["experiment=mlsvm_table1", "dataset=sonar", "method=svm"])
     assert table1_grid() == method_grid(cfg)["C"]
+
+
+def _cells_given(monkeypatch, *argv: str) -> list:
+    seen = []
+    monkeypatch.setattr(bench_cell, "bench_cells", lambda cells, *a: seen.append(cells))
+    monkeypatch.setattr(sys, "argv", ["bench_cell.py", *argv, "--no-split"])
+    bench_cell.main()
+    return seen
+
+
+def test_cells_parse_to_pairs(monkeypatch):
+    assert _cells_given(monkeypatch) == [[("sonar", "linear"), ("musk1", "gauss1")]]
+    assert _cells_given(monkeypatch, "--cells", "wdbc:gauss1") == [[("wdbc", "gauss1")]]
+
+
+@pytest.mark.parametrize("cell", ["sonar", "sonar:", ":linear", "sonar:linear:x"])
+def test_a_malformed_cell_is_a_usage_error(monkeypatch, capsys, cell):
+    with pytest.raises(SystemExit) as exc:
+        _cells_given(monkeypatch, "--cells", cell)
+    assert exc.value.code == 2
+    assert "is not dataset:kernel (e.g. sonar:linear" in capsys.readouterr().err
