@@ -242,6 +242,11 @@ USE_VARIANTS = "pass --variants --out DIR to kml-report to use them"
 RECORD_FIELDS = ("key", "experiment", "dataset", "method", "kernel", "seed", "status")
 
 
+def _records(n: int, noun: str = "record") -> str:
+    """``"1 record"``, ``"3 records"``: a count with its noun, for messages."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def load_records(
     results_root: str | Path,
     experiment: str,
@@ -340,17 +345,17 @@ def load_records(
     if skipped and not newest:
         raise ReportError(
             f"no record of {experiment} under {results_root} ran the experiment's own "
-            f"config; {len(skipped)} variant records were left out (e.g. "
+            f"config; {_records(len(skipped), 'variant record')} left out (e.g. "
             f"{skipped[0]}). Run the experiment's own config (kml-run "
             f"experiment={experiment}), or {USE_VARIANTS}."
         )
     if skipped:
         log.warning(
-            "%s: left out %d records whose config is not the experiment's current one "
+            "%s: left out %s whose config is not the experiment's current one "
             "(command-line overrides, or a config changed since; e.g. %s); run "
             "variants under another experiment name, or %s",
             experiment,
-            len(skipped),
+            _records(len(skipped)),
             ", ".join(sorted(set(skipped))[:3]),
             USE_VARIANTS,
         )
