@@ -234,8 +234,7 @@ def compare(
             notes.append(
                 f"{where}: every run of {method} overrides the experiment's protocol "
                 f"(the newest with {' '.join(used)}), and the baselines ran its own; "
-                f"rerun {method} without {' '.join(used)}, e.g. `kml-run "
-                f"experiment={experiment} method={method}`"
+                f"rerun {method} as you ran it, without {' '.join(used)}"
             )
             continue
         if r["status"] != "ok":
@@ -276,8 +275,9 @@ def to_markdown(
             f"{n[TIE]} no significant difference, {n[LOSS]} significantly less "
             f"accurate (alpha = {alpha}).",
             "",
-            f"| dataset | kernel | seed | baseline | n test | {method} % | "
-            "baseline % | test | n01 | n10 | p | outcome |",
+            # accuracy in every experiment, arbf's too (its tables give AUC)
+            f"| dataset | kernel | seed | baseline | n test | {method} accuracy % | "
+            "baseline accuracy % | test | n01 | n10 | p | outcome |",
             "|---|---|---|---|---|---|---|---|---|---|---|---|",
         ]
         for row in df.itertuples(index=False):

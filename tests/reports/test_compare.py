@@ -69,6 +69,8 @@ def test_rows_pair_the_same_instances(store):
     text = to_markdown(df, notes, "mlsvm_table1", "myfda", 0.05)
     assert "myfda against the baselines of mlsvm_table1 on 1 (cell, baseline)" in text
     assert "| sonar | linear | 0 | fda | 208 |" in text
+    # the measure named: accuracy, also where a paper's table gives AUC (arbf)
+    assert "| myfda accuracy % | baseline accuracy % |" in text
 
 
 def test_unknown_method_names_the_run_to_do(store):
@@ -224,7 +226,8 @@ def test_a_newer_protocol_variant_does_not_hide_the_run_to_compare(store, tmp_pa
         "sonar linear seed 0: every run of myfda overrides the experiment's "
         "protocol (the newest with protocol=smoke)"
     )
-    assert "rerun myfda without protocol=smoke" in msg and "protocol.*" not in msg
+    assert "rerun myfda as you ran it, without protocol=smoke" in msg
+    assert "protocol.*" not in msg and "kml-run experiment=" not in msg
 
 
 def _as_seed(path: Path, seed: int) -> None:
