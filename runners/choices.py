@@ -49,6 +49,20 @@ def _closest(choice: str, known: Sequence[str]) -> list[str]:
     return (within + [k for k in typos if k not in within])[:3]
 
 
+def _published_as(choice: str, known: Sequence[str]) -> list[str]:
+    """The datasets of ``known`` that a paper publishes as ``choice``.
+
+    The reports name rows as the papers do (kdml's "Molecular" is ``splice_uci``),
+    and a name by which a paper calls a dataset rarely resembles the registry's;
+    the registry lists them (``published_names``). Imported only for an unknown
+    name: the registry is read once, without scikit-learn.
+    """
+    from datasets._names import ALIASES
+
+    low = choice.lower()
+    return sorted({t[low] for t in ALIASES.values() if t.get(low) in known})
+
+
 def unknown_choices(argv: Sequence[str]) -> str | None:
     """A message naming each unknown group value of ``argv``, or None."""
     if any(
@@ -81,6 +95,9 @@ def unknown_choices(argv: Sequence[str]) -> str | None:
             if not isinstance(choice, str) or "${" in choice or choice in known:
                 continue  # null, numbers, interpolations
             close = _closest(choice, known)
+            if key == "dataset":
+                close = (_published_as(choice, known) + close)[:3]
+                close = list(dict.fromkeys(close))
             hint = f"did you mean {' or '.join(close)}? " if close else ""
             problems.append(
                 f"{key}={choice}: no such {key} ({hint}conf/{key}/ has "

@@ -66,6 +66,9 @@ def test_options_are_the_files_of_the_group():
         ("dataset=robot", "did you mean wall_robot?"),
         ("dataset=cardio", "did you mean cardiotocography?"),
         ("dataset=diabetes", "did you mean diabetes_libsvm?"),
+        # a paper's name for a dataset, unlike the registry's (kdml's Molecular)
+        ("dataset=molecular", "did you mean splice_uci?"),
+        ("dataset=Molecular", "did you mean splice_uci?"),
         # typos keep difflib's answer
         ("dataset=sonr", "did you mean sonar?"),
         ("method=lmnn_hh", "did you mean lmnn_h or "),
