@@ -434,8 +434,12 @@ def main() -> None:
                         help="also time the sklearn script exiting with gc.freeze, "
                         "as kml-run does (a second, informational ratio)")
     parser.add_argument("--freeze-at-exit", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--split-only", action="store_true")
-    parser.add_argument("--no-split", action="store_true")
+    # both would time nothing, silently
+    split = parser.add_mutually_exclusive_group()
+    split.add_argument("--split-only", action="store_true",
+                       help="only the harness's time split (no ratio)")
+    split.add_argument("--no-split", action="store_true",
+                       help="only the ratios (no time split)")
     parser.add_argument("--sklearn-child", nargs=3, help=argparse.SUPPRESS)
     parser.add_argument("--split-child", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()

@@ -54,3 +54,11 @@ def test_a_malformed_cell_is_a_usage_error(monkeypatch, capsys, cell):
         _cells_given(monkeypatch, "--cells", cell)
     assert exc.value.code == 2
     assert "is not dataset:kernel (e.g. sonar:linear" in capsys.readouterr().err
+
+
+def test_split_only_and_no_split_together_are_a_usage_error(monkeypatch, capsys):
+    """Together they would time nothing and say nothing."""
+    with pytest.raises(SystemExit) as exc:
+        _cells_given(monkeypatch, "--split-only")  # _cells_given adds --no-split
+    assert exc.value.code == 2
+    assert "not allowed with argument" in capsys.readouterr().err
