@@ -52,6 +52,10 @@ METHOD_NAMES = {
     "lmnn_mkl_cv": "LMNN-MKL_CV",
     "knn1": "1-NN",
 }
+# A finished cell's score, and a method's total, that needs a method not run:
+# "n/a" already means no public copy of the data
+NO_SCORE = "no score"
+NO_TOTAL = "no dataset with all methods run"
 MARKED = ("nr_lmnn_mkl", "lmnn_mkl_p")
 AGAINST = ("lmnn_h", "lmnn_mkl_cv")
 # Methods whose solver runs another inside it, and the fold solver field
@@ -135,6 +139,17 @@ def _unavailable_reason(name: str) -> str | None:
     return getattr(spec, "unavailable_reason", None) or None
 
 
+def _registry_rows(name: str) -> int | None:
+    """The dataset's number of rows as the registry states it (None if it does not).
+
+    The n of the published SE beside a cell not run: the paper tested every row
+    (10-fold CV), and a run's own n (its distinct test rows) does not exist yet.
+    """
+    import datasets
+
+    return datasets.REGISTRY[datasets.resolve(name)].n_samples
+
+
 def _registry_names(pub_names: dict[str, str]) -> dict[str, str]:
     return {v: k for k, v in pub_names.items()}
 
@@ -173,6 +188,31 @@ def cell_converged(
     if not values or any(v is None for v in values):
         return converged, None
     return converged, True
+
+
+def partial_note(cells: pd.DataFrame) -> str:
+    """The legend's words on a partial table's gaps ("" for a table without them).
+
+    A cell not run keeps the published SE, over the dataset's rows
+    (:func:`_registry_rows`); a finished cell of a dataset with a method not run
+    has no McNemar score or marks; a method with no such dataset, no total. A table
+    with every cell of its public datasets run keeps its legend as it was.
+    """
+    notes = []
+    missing = ~cells.status.isin(["ok", "unavailable"])
+    if missing.any():
+        notes.append(
+            " Beside a cell not run, the paper's SE is over the dataset's rows (a "
+            "run's: over its distinct test rows)."
+        )
+    if ((cells.status == "ok") & cells.mcnemar_score.isna()).any():
+        notes.append(
+            f" ({NO_SCORE}): a finished cell of a dataset with a method not run; "
+            "its McNemar marks and score compare it with the other methods on the "
+            f"same test points, so they wait for all of them; the total is over "
+            f"the datasets with all methods run ({NO_SCORE} when none is)."
+        )
+    return "".join(notes)
 
 
 def outer_only_note(cells: pd.DataFrame) -> str:
@@ -247,11 +287,15 @@ def build_cells(
                 if r and r["status"] == "ok"
                 else np.nan
             )
-            se = (
-                published_se_pct(p["value"], n_distinct)
-                if np.isfinite(n_distinct)
-                else np.nan
+            # a cell not run (or failed) still prints the published SE, over the
+            # registry's rows: a partial table must not drop it where a run is
+            # missing (an unavailable dataset's cells keep none, as before)
+            n_se = (
+                n_distinct
+                if np.isfinite(n_distinct) or status == "unavailable"
+                else _registry_rows(reg) or np.nan
             )
+            se = published_se_pct(p["value"], n_se) if np.isfinite(n_se) else np.nan
             inside = (
                 bool(within_se(acc, p["value"], n_distinct))
                 if np.isfinite(acc)
@@ -371,7 +415,11 @@ def _ours_text(c: pd.Series) -> str:
     if c.status != "ok":
         return "n/a" if c.status == "unavailable" else c.status
     marks = "".join(c[f"vs_{r}"] for r in AGAINST)
-    score = "" if pd.isna(c.mcnemar_score) else f" ({c.mcnemar_score:.1f})"
+    # a finished cell without a score: its dataset has a method not run, and the
+    # score (and the marks) compare with every method (partial_note says so)
+    score = (
+        f" ({NO_SCORE})" if pd.isna(c.mcnemar_score) else f" ({c.mcnemar_score:.1f})"
+    )
     nc = "°" if c.get("converged") is False or c.get("converged") == 0 else ""
     return f"{c.accuracy_pct:.2f}{_mark(c)}{nc}{(' ' + marks) if marks else ''}{score}"
 
@@ -426,6 +474,10 @@ def table_rows(
     for m in methods:
         sub = cells[cells.method == m]
         have = sub.mcnemar_score.notna()
+        if not have.any():
+            # a sum over no dataset is not a score of 0 (a partial table)
+            total += [f"{NO_SCORE} ({NO_TOTAL})", f"{NO_SCORE} (same datasets)"]
+            continue
         ours = sub.mcnemar_score[have].sum()
         pubs = sub.published_score[have].sum()
         total += [
@@ -571,6 +623,7 @@ def write_report(
         "cap in some fold."
         + outer_only_note(cells)
         + " n/a: no public copy of the data."
+        + partial_note(cells)
         + (
             " [vN]: a cell from a variant run (its overrides under the table)."
             if marks

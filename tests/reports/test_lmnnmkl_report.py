@@ -230,12 +230,12 @@ def test_a_variant_cell_outside_2se_is_not_given_the_listed_reason(tmp_path):
     variant = _record("nr_lmnn_mkl", True)
     variant["overrides"].append("protocol=smoke")
     row, c, md = sonar(variant, "v")
-    assert "| 80.00† [v1] |" in row and "‡" not in row
+    assert "| 80.00† (no score) [v1] |" in row and "‡" not in row
     assert not c.listed
     assert "outside and listed in known_divergences.csv (‡): 0." in md
 
     row, c, md = sonar(_record("nr_lmnn_mkl", True), "own")
-    assert "| 80.00‡ |" in row
+    assert "| 80.00‡ (no score) |" in row
     assert c.listed
     assert "outside and listed in known_divergences.csv (‡): 1." in md
 
@@ -255,7 +255,8 @@ def test_a_listed_cell_within_2se_is_not_double_daggered(tmp_path):
     md = lmnnmkl.write_report(cells, weights, "table1", tmp_path).read_text()
     row = next(ln for ln in md.split("| Dataset |", 1)[1].splitlines()
                if ln.startswith("| sonar |"))
-    assert "| sonar | 87.00 | 88.46 " in row and "‡" not in row and "†" not in row
+    assert "| sonar | 87.00 (no score) | 88.46 " in row
+    assert "‡" not in row and "†" not in row
     assert "outside and listed in known_divergences.csv (‡): 0." in md
     c = cells.set_index(["published_dataset", "method"]).loc[
         ("sonar", "nr_lmnn_mkl")
@@ -272,4 +273,82 @@ def test_a_listed_cell_within_2se_is_not_double_daggered(tmp_path):
     rec["accuracy_pct"] = 80.0
     cells, weights = lmnnmkl.build_cells([rec], "table1")
     md = lmnnmkl.write_report(cells, weights, "table1", tmp_path / "o").read_text()
-    assert "| 80.00‡ |" in md and "within 2 SE in these runs" not in md
+    assert "| 80.00‡ (no score) |" in md and "within 2 SE in these runs" not in md
+
+
+def _table(md: str) -> dict[str, str]:
+    """The Markdown table's rows by their first cell."""
+    lines = md.split("| Dataset |", 1)[1].split("\n\n", 1)[0].splitlines()
+    return {ln.split(" | ", 1)[0].lstrip("| "): ln for ln in lines}
+
+
+def test_a_partial_table_keeps_the_published_se_beside_cells_not_run(tmp_path):
+    """The paper cells carry their SE whether or not ours was run: a cell not run
+    takes the n of the registry's rows (sonar: 208, the n of the committed table's
+    ±2.22), an unavailable dataset's cells none, as in the committed table."""
+    rec = _record("lmnn_h", True, dataset="iris", n=150)
+    cells, weights = lmnnmkl.build_cells([rec], "table1")
+    c = cells.set_index(["published_dataset", "method"])
+    assert c.loc[("sonar", "nr_lmnn_mkl"), "status"] == "not run"
+    assert c.loc[("sonar", "nr_lmnn_mkl"), "se_pct"] == pytest.approx(
+        lmnnmkl.published_se_pct(88.46, 208)
+    )
+    assert c.loc[("malefemale", "nr_lmnn_mkl"), "status"] == "unavailable"
+    assert np.isnan(c.loc[("malefemale", "nr_lmnn_mkl"), "se_pct"])
+    md = lmnnmkl.write_report(cells, weights, "table1", tmp_path).read_text()
+    rows = _table(md)
+    assert "| not run | 88.46 ±2.22 += (3.0) |" in rows["sonar"]
+    assert "| n/a | 86.57 == (2.5) |" in rows["malefemale"]
+    assert "the paper's SE is over the dataset's rows" in md
+
+
+def test_a_finished_cell_without_its_baselines_says_it_has_no_score(tmp_path):
+    """A McNemar score compares a method with every other of its dataset: iris's
+    LMNN_H alone has none, and the cell and the legend say so instead of leaving
+    the parentheses out; a method without any complete dataset has no total (not
+    a score of 0 over 0 datasets)."""
+    rec = _record("lmnn_h", True, dataset="iris", n=150)
+    rec["accuracy_pct"] = 94.67
+    cells, weights = lmnnmkl.build_cells([rec], "table1")
+    md = lmnnmkl.write_report(cells, weights, "table1", tmp_path).read_text()
+    rows = _table(md)
+    assert "| 94.67 (no score) | 94.67 ±1.83 (2.0) |" in rows["iris"]
+    assert "(no score): a finished cell of a dataset with a method not run" in md
+    total = rows["Total score"]
+    assert "0.0" not in total and "0 datasets" not in total
+    assert total.count("| no score (no dataset with all methods run) |") == 5
+
+
+def test_a_dataset_with_every_method_run_is_scored_and_totalled(tmp_path):
+    """The full-table case: sonar with all five methods finished has its scores
+    and totals as numbers, no 'no score'; the other datasets stay not run."""
+    records = [_record(m, True, True if m == "lmnn_mkl_p" else MISSING)
+               for m in lmnnmkl.METHOD_NAMES]
+    cells, weights = lmnnmkl.build_cells(records, "table1")
+    md = lmnnmkl.write_report(cells, weights, "table1", tmp_path).read_text()
+    rows = _table(md)
+    assert "no score" not in rows["sonar"]
+    assert rows["sonar"].count(" (2.0) |") >= 5  # equal predictions: all ties
+    assert rows["Total score"].count("| 2.0 (1 datasets) |") == 5
+    assert "(no score):" not in md
+
+
+@pytest.mark.parametrize("artifact", ["table1", "table2"])
+def test_the_committed_full_tables_render_as_committed(artifact):
+    """The committed tables, rendered again from their own CSV: every cell run or
+    unavailable, so neither the partial table's words nor its SEs appear, and the
+    Markdown and LaTeX tables and the legend are the committed bytes."""
+    from reports.records import GENERATED_DIR
+    from reports.render import latex_table, markdown_table
+
+    folder = GENERATED_DIR / "lmnnmkl"
+    cells = pd.read_csv(folder / f"{artifact}.csv")
+    marks = [c for c in cells.columns if c.startswith(("vs_", "published_vs_"))]
+    cells[marks] = cells[marks].fillna("")
+    assert set(cells.status) <= {"ok", "unavailable"}
+    assert lmnnmkl.partial_note(cells) == ""
+    header, rows = lmnnmkl.table_rows(cells)
+    assert markdown_table(header, rows) in (folder / f"{artifact}.md").read_text()
+    tex = (folder / f"{artifact}.tex").read_text()
+    body = latex_table(header, lmnnmkl.table_rows(cells, latex=True)[1], "", "")
+    assert body.split(r"\hline", 1)[1].split(r"\end{tabular}")[0] in tex
