@@ -882,6 +882,12 @@ def _finished_by_dataset(recs: list[dict]) -> dict[str, set[str]]:
     return out
 
 
+def _taken(have: dict[str, set[str]], more: dict[str, set[str]]) -> set[str]:
+    """The datasets a supplementary experiment gives: those where it finished every
+    method ``have`` has and more (:func:`supplement`'s rule)."""
+    return {d for d, methods in more.items() if methods > have.get(d, set())}
+
+
 def supplement(
     recs: list[dict], results: str | Path, extras: tuple[str, ...], variants: bool
 ) -> tuple[list[dict], list[str], int]:
@@ -904,12 +910,7 @@ def supplement(
             more = load_records(results, extra, variants=variants)
         except (FileNotFoundError, ValueError):
             continue
-        have = _finished_by_dataset(out)
-        take = {
-            d
-            for d, methods in _finished_by_dataset(more).items()
-            if methods > have.get(d, set())
-        }
+        take = _taken(_finished_by_dataset(out), _finished_by_dataset(more))
         if not take:
             continue
         used = [r for r in more if r["dataset"] in take]
@@ -1137,6 +1138,49 @@ def full_or_reduced(
     if full_cells >= reduced_cells and (full_cells or not reduced_cells):
         return experiment
     return reduced
+
+
+def figure_experiments(results: str | Path, figure: str) -> tuple[str, ...]:
+    """The experiments whose records ``kml-report kdml`` draws ``figure`` from.
+
+    As :func:`kdml` picks them: Figs. 1 and 2 from their 20-run sweep or its
+    reduced variant (:func:`full_or_reduced`), Fig. 2 also from a supplement
+    (:data:`SUPPLEMENTS`, Wave's ``kdml_fig2_wave``) when it gives a dataset
+    (:func:`supplement`'s rule); Figs. 3 and 4 from ``kdml_fig3``. The site
+    (``reports.site``) sums their wall times; the experiments' own runs only.
+
+    Parameters
+    ----------
+    results : str or Path
+        The result store root.
+    figure : str
+        ``fig1`` to ``fig4``.
+
+    Returns
+    -------
+    tuple of str
+        The experiments, the figure's own first; one that the store lacks is
+        still named (its wall time is then none).
+    """
+    if figure in ("fig3", "fig4"):
+        return ("kdml_fig3",)
+    main = full_or_reduced(results, f"kdml_{figure}")
+
+    def by_dataset(experiment: str) -> dict[str, set[str]]:
+        out: dict[str, set[str]] = {}
+        for d, m in _cells(results, experiment, False):
+            out.setdefault(d, set()).add(m)
+        return out
+
+    have, extras = by_dataset(main), []
+    for extra in SUPPLEMENTS.get(main, ()):
+        more = by_dataset(extra)
+        take = _taken(have, more)
+        if take:
+            # as supplement() replaces those rows, so does the next extra see them
+            extras.append(extra)
+            have.update({d: more[d] for d in take})
+    return (main, *extras)
 
 
 def kdml(results, out_dir=None, mcnemar_method=None, variants=False) -> Path:

@@ -22,7 +22,7 @@ import shutil
 import subprocess
 import sys
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from importlib import metadata
@@ -71,7 +71,10 @@ class Artifact:
     ``key`` names ``<key>.csv`` (the table) and ``<key>.md`` (its notes);
     ``experiment`` the result folder and ``conf/experiment/<experiment>.yaml``;
     ``figures`` the images shown on its page; ``side`` the other CSVs shown under the
-    table (McNemar scores, claims, ...).
+    table (McNemar scores, claims, ...). ``sources``, for an artifact drawn from
+    several experiments or from one its report picks from the store (kdml's
+    figures: the 20-run sweep or its reduced variant, and a supplement), gives
+    their names from the result store root instead of ``experiment``.
     """
 
     key: str
@@ -80,6 +83,13 @@ class Artifact:
     make_target: str | None = None
     figures: tuple[str, ...] = ()
     side: tuple[str, ...] = ()
+    sources: Callable[[Path], tuple[str, ...]] | None = None
+
+    def experiments(self, results: Path) -> tuple[str, ...]:
+        """The experiments whose records make the artifact (for its wall time)."""
+        if self.sources is not None:
+            return self.sources(results)
+        return (self.experiment,) if self.experiment else ()
 
 
 @dataclass(frozen=True)
@@ -92,6 +102,21 @@ class Paper:
 
 def _art(paper: str, key: str, title: str, target: str | None = None, **kw) -> Artifact:
     return Artifact(key, title, f"{paper}_{key}", target, **kw)
+
+
+def _kdml_sources(figure: str) -> Callable[[Path], tuple[str, ...]]:
+    """A kdml figure's experiments, as its report picks them from the store.
+
+    Imported when called: reports.kdml draws figures (matplotlib), which the
+    site needs only where it reads records.
+    """
+
+    def sources(results: Path) -> tuple[str, ...]:
+        from reports.kdml import figure_experiments
+
+        return figure_experiments(results, figure)
+
+    return sources
 
 
 # The per-paper descriptors. A new paper needs a line here only for nicer titles
@@ -143,6 +168,8 @@ PAPERS: tuple[Paper, ...] = (
                 figures=(f"fig{i}.png",),
                 # the Sec. 5 claims, checked against the numbers of Figs. 1-4
                 side=("claims.csv",) if i == 1 else (),
+                # no one experiment: a figure's wall time is its experiments' sum
+                sources=_kdml_sources(f"fig{i}"),
             )
             for i in (1, 2, 3, 4)
         ),
@@ -754,9 +781,15 @@ def _experiment_methods(experiment: str) -> frozenset[str]:
 
 
 def record_stats(
-    results: Path, experiment: str | None, paper: str | None = None
+    results: Path,
+    experiment: str | Sequence[str] | None,
+    paper: str | None = None,
 ) -> dict[str, Any]:
     """Wall time and code versions of the finished records of ``experiment``.
+
+    Several experiments (an artifact drawn from more than one, kdml's figures):
+    their records together, the job time summed and the span from the first
+    start to the last finish over all of them.
 
     Only what reproducing the artifact runs counts: the experiment's own config
     (:func:`reports.records.is_own_run`; a check or variant run with other overrides
@@ -765,37 +798,22 @@ def record_stats(
     arbf's Fig. 2 run of ``arbf_t150``); a method of a user's own, run in the same
     sweep, does not count.
     """
-    from reports.records import experiment_choices, is_own_run, sweep_keys
-
-    if not experiment or not (results / experiment).exists():
-        return {}
-    keys = sweep_keys(experiment)
-    choices = experiment_choices(experiment)
-    methods = _paper_methods(paper) if paper else None
-    if methods is not None:
-        methods |= _experiment_methods(experiment)
+    experiments = [experiment] if isinstance(experiment, str) else experiment or []
     # the newest record per cell, as the reports take it: a cell rerun under a
     # newer code version would otherwise count twice, and stretch the span from
-    # the first run's start to the rerun's end
+    # the first run's start to the rerun's end. A cell of each experiment: two
+    # experiments' runs of one dataset and method are two jobs
     newest: dict[tuple, dict[str, Any]] = {}
-    for path in (results / experiment).rglob("*.json"):
-        if path.name.startswith(".tmp-"):
-            continue
-        try:
-            rec = json.loads(path.read_text())
-        except (OSError, ValueError):
-            continue
-        if rec.get("status") not in ("ok", "skip"):
-            continue
-        if keys is not None and is_own_run(rec, keys, choices) is False:
-            continue
-        if methods is not None and str(rec.get("method")) not in methods:
-            continue
-        cell = tuple(str(rec.get(k)) for k in ("dataset", "method", "kernel", "seed"))
-        if cell not in newest or str(rec.get("finished", "")) > str(
-            newest[cell].get("finished", "")
-        ):
-            newest[cell] = rec
+    for exp in experiments:
+        for rec in _own_records(results, exp, paper):
+            cell = (
+                exp,
+                *(str(rec.get(k)) for k in ("dataset", "method", "kernel", "seed")),
+            )
+            if cell not in newest or str(rec.get("finished", "")) > str(
+                newest[cell].get("finished", "")
+            ):
+                newest[cell] = rec
     total, n, versions, started, finished = 0.0, 0, Counter(), [], []
     for rec in newest.values():
         n += 1
@@ -821,6 +839,35 @@ def record_stats(
         "span_seconds": span,
         "code_versions": [v for v, _ in versions.most_common()],
     }
+
+
+def _own_records(
+    results: Path, experiment: str, paper: str | None
+) -> Iterable[dict[str, Any]]:
+    """The finished records of ``experiment`` that :func:`record_stats` counts."""
+    from reports.records import experiment_choices, is_own_run, sweep_keys
+
+    if not (results / experiment).exists():
+        return
+    keys = sweep_keys(experiment)
+    choices = experiment_choices(experiment)
+    methods = _paper_methods(paper) if paper else None
+    if methods is not None:
+        methods |= _experiment_methods(experiment)
+    for path in (results / experiment).rglob("*.json"):
+        if path.name.startswith(".tmp-"):
+            continue
+        try:
+            rec = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        if rec.get("status") not in ("ok", "skip"):
+            continue
+        if keys is not None and is_own_run(rec, keys, choices) is False:
+            continue
+        if methods is not None and str(rec.get("method")) not in methods:
+            continue
+        yield rec
 
 
 def _fmt_seconds(s: float) -> str:
@@ -893,7 +940,7 @@ def summarize(
         )
         s.page = f"{paper.key}/{art.key}.html"
     if results is not None:
-        st = record_stats(results, art.experiment, paper.key)
+        st = record_stats(results, art.experiments(results), paper.key)
         if st:
             s.records = st["records"]
             s.code_versions = st["code_versions"]

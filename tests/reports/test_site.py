@@ -306,3 +306,80 @@ def test_arbf_wall_time_counts_the_fig2_run(tmp_path) -> None:
     st = site.record_stats(tmp_path, "arbf_table1", "arbf")
     assert (st["records"], st["job_seconds"]) == (2, 3100.0)
     assert st["span_seconds"] == 52 * 60
+
+
+# ------------------------------------------------------- kdml's wall time (defect 6)
+
+
+def _kdml_record(
+    root: Path, experiment: str, dataset: str, method: str, wall: float, hour: int
+) -> None:
+    """A finished own run of ``experiment``, ``wall`` seconds from ``hour``:00."""
+    folder = root / experiment / dataset
+    folder.mkdir(parents=True, exist_ok=True)
+    rec = {
+        "key": f"{dataset}-{method}",
+        "experiment": experiment,
+        "dataset": dataset,
+        "method": method,
+        "kernel": "none",
+        "seed": 0,
+        "status": "ok",
+        "overrides": [
+            f"experiment={experiment}",
+            f"dataset={dataset}",
+            f"method={method}",
+        ],
+        "wall_seconds": wall,
+        "started": f"2026-01-01T{hour:02d}:00:00+00:00",
+        "finished": f"2026-01-01T{hour:02d}:00:{wall:02.0f}+00:00",
+        "config": {"code_version": "x"},
+        "provenance": {"code_version": "x"},
+    }
+    (folder / f"{method}.json").write_text(json.dumps(rec))
+
+
+def _kdml_walls(results: Path) -> dict[str, site.ArtifactSummary]:
+    paper = next(p for p in site.PAPERS if p.key == "kdml")
+    return {
+        a.key: site.summarize(paper, a, site.GENERATED, results, site.load_known())
+        for a in paper.artifacts
+    }
+
+
+def test_kdml_figures_show_the_wall_time_of_their_experiments(tmp_path) -> None:
+    """kdml's figures had no experiment, so the index showed "—" however many kdml
+    records there were. Each now sums the experiments its report draws it from:
+    Fig. 1 kdml_fig1, Fig. 2 kdml_fig2 and Wave's row from kdml_fig2_wave,
+    Figs. 3 and 4 kdml_fig3; the span runs from the first start to the last
+    finish over all of them."""
+    _kdml_record(tmp_path, "kdml_fig1", "pima", "knn", 10.0, 1)
+    _kdml_record(tmp_path, "kdml_fig1", "pima", "lmnn_knn", 20.0, 2)
+    _kdml_record(tmp_path, "kdml_fig2", "pima", "knn", 30.0, 3)
+    _kdml_record(tmp_path, "kdml_fig2_wave", "waveform_v1", "knn", 40.0, 5)
+    _kdml_record(tmp_path, "kdml_fig3", "wall_robot", "kpca_knn", 5.0, 6)
+    s = _kdml_walls(tmp_path)
+    assert s["fig1"].records == 2
+    assert s["fig1"].wall.startswith("60.3 min (30 s of jobs, 2 records")
+    assert s["fig2"].records == 2
+    assert s["fig2"].wall.startswith("120.7 min (70 s of jobs, 2 records")
+    for fig in ("fig3", "fig4"):
+        assert s[fig].records == 1
+        assert s[fig].wall.startswith("5 s (5 s of jobs, 1 record")
+
+
+def test_kdml_figures_count_the_experiments_their_report_would_use(tmp_path) -> None:
+    """As reports/kdml.py picks them: a figure from its reduced variant when the
+    20-run sweep lacks its cells (full_or_reduced), and a supplement only when it
+    gives a dataset (supplement's rule: Wave's 20 runs in kdml_fig2 win)."""
+    from reports.kdml import figure_experiments
+
+    _kdml_record(tmp_path, "kdml_fig1_reduced", "pima", "knn", 10.0, 1)
+    _kdml_record(tmp_path, "kdml_fig2", "waveform_v1", "knn", 30.0, 3)
+    _kdml_record(tmp_path, "kdml_fig2_wave", "waveform_v1", "knn", 40.0, 5)
+    assert figure_experiments(tmp_path, "fig1") == ("kdml_fig1_reduced",)
+    assert figure_experiments(tmp_path, "fig2") == ("kdml_fig2",)
+    s = _kdml_walls(tmp_path)
+    assert s["fig1"].wall.startswith("10 s (10 s of jobs, 1 record")
+    assert s["fig2"].wall.startswith("30 s (30 s of jobs, 1 record")
+    assert s["fig3"].wall == ""  # no record of kdml_fig3: no wall time
