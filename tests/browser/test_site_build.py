@@ -188,3 +188,31 @@ def test_wall_time_takes_the_newest_run_per_cell_and_names_a_partial_store(
         "19 s (19 s of jobs, 1 record; a partial store: 1 finished of the table's "
         "40 cells)"
     )
+
+
+def test_a_partial_store_counts_cells_not_seeded_runs(tmp_path) -> None:
+    """kdml's Fig. 1 cell is 20 seeded runs: three seeds of one cell are one cell
+    of the figure's 48, a partial store, not three of them."""
+    import json
+
+    folder = tmp_path / "kdml_fig1" / "pima"
+    folder.mkdir(parents=True)
+    for seed in range(3):
+        (folder / f"{seed}.json").write_text(
+            json.dumps(
+                {
+                    "status": "ok",
+                    "dataset": "pima",
+                    "method": "knn",
+                    "kernel": "none",
+                    "seed": seed,
+                    "overrides": ["dataset=pima", "method=knn", f"seed={seed}"],
+                    "wall_seconds": 1.0,
+                    "started": "2026-01-05T00:00:00+00:00",
+                    "finished": "2026-01-05T00:00:01+00:00",
+                    "provenance": {"code_version": "x"},
+                }
+            )
+        )
+    st = site.record_stats(tmp_path, "kdml_fig1", "kdml")
+    assert (st["records"], st["finished_cells"]) == (3, 1)
