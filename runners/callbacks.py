@@ -372,6 +372,17 @@ class ConfigCheck(Callback):
             problem = jobs_problem() if RESOLVER in str(raw) else None
             if problem:
                 _stop(f"kml-run: no job was started: {problem}")
+        if str(OmegaConf.select(config, "hydra.launcher._target_")).endswith(
+            ".RayLauncher"
+        ):
+            from runners.launch_ray import address_problem
+
+            # else ray.init retries a dead address for minutes without giving up
+            problem = address_problem(
+                OmegaConf.select(config, "hydra.launcher.ray.init.address")
+            )
+            if problem:
+                _stop(f"kml-run: no job was started: {problem}")
         tic = time.perf_counter()
         try:
             n = check_sweep(config, data=_runs_here(config))

@@ -178,3 +178,20 @@ def test_killed_ray_worker_is_retried(ray_head, joblib_reference, tmp_path) -> N
     assert len(got) == 1
     name = next(iter(got))
     assert_same_predictions(got, {name: joblib_reference[name]})
+
+
+def test_dead_ray_address_stops_the_sweep_at_once(tmp_path) -> None:
+    """RAY_ADDRESS with no head: one line naming it, no job, in seconds (ray.init
+    used to retry it for minutes, logging "Failed to connect to GCS")."""
+    require(_ray_available(), "ray and hydra-ray-launcher not installed")
+    address = f"127.0.0.1:{_free_port()}"  # closed again: nothing listens there
+    env = sweep_env(tmp_path, RAY_ADDRESS=address, RAY_AUTH_MODE="disabled")
+    tic = time.monotonic()
+    proc = kml_run([*ONE_JOB, "hydra/launcher=ray"], env, timeout=60)
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    assert time.monotonic() - tic < 30
+    assert f"kml-run: no job was started: no Ray cluster answers at {address}" in (
+        proc.stderr
+    ), proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr
+    assert not (tmp_path / "results").exists()
