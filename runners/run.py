@@ -42,6 +42,7 @@ from runners.config_schema import (
 )
 from runners.launch_compose import install as memoize_composition
 from runners.launch_local import register as register_worker_count
+from runners.launch_ray import register as register_absolute_path
 from runners.measures import progress_measure
 from runners.numba_cache import announce_compilation
 from runners.protocols import evaluate, fold_seed_parts, outer_splits
@@ -58,6 +59,7 @@ from runners.store import (
 log = logging.getLogger("kml")
 register_configs()
 register_worker_count()  # ${kml_workers:...} of conf/hydra/launcher/local.yaml
+register_absolute_path()  # ${kml_abspath:...} of conf/hydra/launcher/ray.yaml
 memoize_composition()  # one Hydra composition per distinct config (issue 14)
 
 CONF_DIR = str(Path(__file__).resolve().parent.parent / "conf")

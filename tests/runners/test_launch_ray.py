@@ -1,17 +1,21 @@
 """What kml-run adds to the Ray launcher, checked without a Ray cluster.
 
 A RAY_ADDRESS that no head answers is named at once (``ray.init`` retried it for
-minutes). The sweep through ``kml-run`` on a dead address is in
-tests/cluster/test_cluster_ray.py (it needs the plugin).
+minutes), and relative result and output folders reach the workers absolute (each
+worker resolved them where its ``ray start`` ran). The sweep through ``kml-run`` on
+a dead address is in tests/cluster/test_cluster_ray.py (it needs the plugin).
 """
 
 from __future__ import annotations
 
 import socket
+from pathlib import Path
 
 import pytest
+from hydra import compose, initialize_config_dir
 
-from runners.launch_ray import address_problem
+from runners.launch_ray import absolute_path, address_problem
+from runners.run import CONF_DIR
 
 
 def _dead_port() -> int:
@@ -41,3 +45,30 @@ def test_a_listening_head_passes():
 @pytest.mark.parametrize("address", ["auto", "local", "", None, "HEAD_HOST"])
 def test_addresses_ray_resolves_itself_are_not_tried(address):
     assert address_problem(address, timeout=0.01) is None
+
+
+def test_absolute_path(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert absolute_path("results") == str(tmp_path / "results")
+    assert absolute_path("/shared/kml/results") == "/shared/kml/results"
+    assert absolute_path("") == ""
+
+
+@pytest.mark.parametrize(
+    "results,outputs", [("rel/results", "rel/outputs"), (None, None)]
+)
+def test_ray_workers_get_absolute_folders(tmp_path, monkeypatch, results, outputs):
+    """What ray.yaml hands the workers is absolute, relative to kml-run's folder."""
+    monkeypatch.chdir(tmp_path)
+    for name, value in (("KML_RESULTS", results), ("KML_OUTPUTS", outputs)):
+        if value is None:
+            monkeypatch.delenv(name, raising=False)
+        else:
+            monkeypatch.setenv(name, value)
+    with initialize_config_dir(config_dir=CONF_DIR, version_base="1.3"):
+        cfg = compose(
+            "config", overrides=["hydra/launcher=ray"], return_hydra_config=True
+        )
+    env = cfg.hydra.launcher.ray.init.runtime_env.env_vars
+    assert Path(env.KML_RESULTS) == tmp_path / (results or "results")
+    assert Path(env.KML_OUTPUTS) == tmp_path / (outputs or "outputs")
