@@ -145,3 +145,17 @@ def test_killed_submitit_job_fails_loudly_then_resumes(
     got = load_records(tmp_path / "results")
     name = next(iter(got))
     assert_same_predictions(got, {name: joblib_reference[name]})
+
+
+def test_no_schema_matching_warning(tmp_path) -> None:
+    """Hydra's note that submitit_local.yaml is matched against the plugin's schema
+    of the same name (4 lines, twice before any job) is for the config's author,
+    not the user: kml-run leaves it out. A bad config stops the sweep at once."""
+    proc = kml_run(
+        [*ONE_JOB, "kernel.sigma=0", "hydra/launcher=submitit_local"],
+        sweep_env(tmp_path),
+        timeout=120,
+    )
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    assert "kml-run: no job was started" in proc.stderr, proc.stderr[-3000:]
+    assert "validated against ConfigStore schema" not in proc.stderr, proc.stderr
