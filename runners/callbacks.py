@@ -375,7 +375,9 @@ class ConfigCheck(Callback):
         if str(OmegaConf.select(config, "hydra.launcher._target_")).endswith(
             ".RayLauncher"
         ):
-            from runners.launch_ray import address_problem
+            from runners.launch_ray import address_problem, install
+
+            install()  # a cluster failing under the sweep ends it with its summary
 
             # else ray.init retries a dead address for minutes without giving up
             problem = address_problem(

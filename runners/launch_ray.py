@@ -1,6 +1,6 @@
 """What ``kml-run`` adds to hydra-ray-launcher (``hydra/launcher=ray``).
 
-The plugin leaves two mistakes to Ray, which handles them badly for a sweep:
+The plugin leaves these to Ray, which handles them badly for a sweep:
 
 - ``RAY_ADDRESS`` naming no cluster (a typo, a head not started): ``ray.init``
   retried the connection for minutes, logging "Failed to connect to GCS" every few
@@ -14,15 +14,24 @@ The plugin leaves two mistakes to Ray, which handles them badly for a sweep:
   ``${kml_abspath:...}`` (:func:`absolute_path`), made absolute against the folder
   ``kml-run`` runs in.
 
+- The cluster failing under the sweep (``ray stop``, a lost head or node): Ray's
+  exception reached Hydra, which printed its 40-line traceback and ended
+  ``kml-run`` without a summary. :func:`install` wraps the plugin's ``launch`` so
+  that it ends with one line saying what failed and what is kept, the summary of
+  the runs done so far, and status 1.
+
 Hydra instantiates launchers from the ``hydra_plugins`` package only, so these are
-a resolver and a check around the plugin's launcher, not a subclass of it.
+a resolver, a check and a wrapper around the plugin's launcher, not a subclass.
 """
 
 from __future__ import annotations
 
 import os
 import socket
+import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from omegaconf import OmegaConf
 
@@ -81,3 +90,63 @@ def absolute_path(path: object) -> str:
 def register() -> None:
     """Make ``${kml_abspath:path}`` available to configs."""
     OmegaConf.register_new_resolver(RESOLVER, absolute_path, replace=True)
+
+
+def failure_message(exc: BaseException) -> str | None:
+    """What ``kml-run`` says when the cluster fails under the sweep, or None.
+
+    ``RayTaskError`` is left alone: it carries a job's own exception
+    (``raise_errors=true``), not the cluster's failure.
+    """
+    from ray.exceptions import RayError, RayTaskError
+
+    if not isinstance(exc, RayError) or isinstance(exc, RayTaskError):
+        return None
+    first = (str(exc).strip().splitlines() or [""])[0]
+    return (
+        f"kml-run: the Ray cluster failed under the sweep ({type(exc).__name__}"
+        f"{': ' + first if first else ''}). Finished runs keep their records, and a "
+        "run cut short the checkpoints of its finished outer splits; once the "
+        "cluster is up again (`ray status`), rerun the same command to resume."
+    )
+
+
+def install() -> None:
+    """Make the plugin's ``RayLauncher.launch`` end a failed cluster with a summary.
+
+    Called by ``runners.callbacks.ConfigCheck`` for a Ray sweep, before the
+    launcher starts (idempotent). Hydra catches what ``launch`` raises and prints
+    its traceback (``run_and_report``), but lets ``SystemExit`` through.
+    """
+    from hydra_plugins.hydra_ray_launcher.ray_launcher import RayLauncher
+
+    original = RayLauncher.launch
+    if getattr(original, "_kml_wrapped", False):
+        return
+
+    def launch(
+        self: RayLauncher, job_overrides: Sequence[Sequence[str]], initial_job_idx: int
+    ) -> Any:
+        try:
+            return original(self, job_overrides, initial_job_idx)
+        except Exception as exc:
+            message = failure_message(exc)
+            if message is None:
+                raise
+            from runners.callbacks import (
+                PROGRESS_ENV,
+                read_outcomes,
+                summarize,
+                total_jobs,
+            )
+
+            # what the closing summary (RunSummary, skipped now) would have said
+            path = os.environ.get(PROGRESS_ENV)
+            if path:
+                message += "\n" + summarize(read_outcomes(path), total_jobs())[0]
+            sys.stderr.write(message + "\n")
+            sys.stderr.flush()
+            raise SystemExit(1) from None
+
+    launch._kml_wrapped = True  # type: ignore[attr-defined]
+    RayLauncher.launch = launch  # type: ignore[method-assign]

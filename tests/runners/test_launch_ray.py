@@ -1,20 +1,24 @@
 """What kml-run adds to the Ray launcher, checked without a Ray cluster.
 
 A RAY_ADDRESS that no head answers is named at once (``ray.init`` retried it for
-minutes), and relative result and output folders reach the workers absolute (each
-worker resolved them where its ``ray start`` ran). The sweep through ``kml-run`` on
-a dead address is in tests/cluster/test_cluster_ray.py (it needs the plugin).
+minutes), relative result and output folders reach the workers absolute (each
+worker resolved them where its ``ray start`` ran), and a cluster that fails under
+the sweep ends it with one line and the summary (Ray's traceback did). The sweep
+through ``kml-run`` on a dead address is in tests/cluster/test_cluster_ray.py (it
+needs the plugin).
 """
 
 from __future__ import annotations
 
+import json
 import socket
 from pathlib import Path
 
 import pytest
 from hydra import compose, initialize_config_dir
 
-from runners.launch_ray import absolute_path, address_problem
+from runners.callbacks import PROGRESS_ENV, SIZE_ENV
+from runners.launch_ray import absolute_path, address_problem, install
 from runners.run import CONF_DIR
 
 
@@ -72,3 +76,55 @@ def test_ray_workers_get_absolute_folders(tmp_path, monkeypatch, results, output
     env = cfg.hydra.launcher.ray.init.runtime_env.env_vars
     assert Path(env.KML_RESULTS) == tmp_path / (results or "results")
     assert Path(env.KML_OUTPUTS) == tmp_path / (outputs or "outputs")
+
+
+@pytest.fixture
+def ray_launcher(monkeypatch):
+    """The plugin's RayLauncher class; its ``launch`` is restored after the test."""
+    module = pytest.importorskip("hydra_plugins.hydra_ray_launcher.ray_launcher")
+    monkeypatch.setattr(module.RayLauncher, "launch", module.RayLauncher.launch)
+    return module.RayLauncher
+
+
+def test_a_cluster_failing_under_the_sweep_ends_with_its_summary(
+    ray_launcher, tmp_path, monkeypatch, capsys
+):
+    """``ray stop`` mid-sweep: one line and the summary so far, status 1."""
+    from ray.exceptions import LocalRayletDiedError
+
+    def dies(self, job_overrides, initial_job_idx):
+        raise LocalRayletDiedError()
+
+    monkeypatch.setattr(ray_launcher, "launch", dies)
+    progress = tmp_path / "progress.log"
+    done = {"status": "ok", "dataset": "sonar", "label": "svm[kernel=linear]"}
+    progress.write_text(json.dumps(done) + "\n")
+    monkeypatch.setenv(PROGRESS_ENV, str(progress))
+    monkeypatch.setenv(SIZE_ENV, "2")
+    install()
+    install()  # idempotent: wrapped once
+    launcher = object.__new__(ray_launcher)
+    with pytest.raises(SystemExit) as exit_:
+        launcher.launch([["dataset=sonar"], ["dataset=wpbc"]], 0)
+    assert exit_.value.code == 1
+    err = capsys.readouterr().err
+    assert err.startswith(
+        "kml-run: the Ray cluster failed under the sweep (LocalRayletDiedError: "
+        "The task's local raylet died."
+    ), err
+    assert "rerun the same command to resume" in err
+    assert "kml-run summary: 1 ok, 0 cached, 0 skipped, 1 failed (2 runs)" in err
+    assert "Traceback" not in err
+
+
+def test_a_jobs_own_error_is_not_taken_for_the_cluster(ray_launcher, monkeypatch):
+    """Anything but Ray's own failures (a job's raise_errors=true comes back as a
+    RayTaskError) goes on to Hydra as before."""
+
+    def fails(self, job_overrides, initial_job_idx):
+        raise ValueError("a job's own error")
+
+    monkeypatch.setattr(ray_launcher, "launch", fails)
+    install()
+    with pytest.raises(ValueError, match="a job's own error"):
+        object.__new__(ray_launcher).launch([["dataset=sonar"]], 0)
