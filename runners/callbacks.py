@@ -435,8 +435,9 @@ def summarize(
         lines.append(f"         record: {o.get('record', 'none written')}")
     if missing:
         lines.append(
-            f"  {missing} runs reported no outcome (a worker killed mid-run?); "
-            "rerun the same command to complete them"
+            f"  {missing} run{'' if missing == 1 else 's'} reported no outcome "
+            "(a worker killed mid-run?); rerun the same command to complete "
+            + ("it" if missing == 1 else "them")
         )
     if n_failed:
         lines.append(

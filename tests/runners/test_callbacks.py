@@ -64,3 +64,9 @@ def test_jobs_that_reported_nothing_count_as_failed(tmp_path):
     assert n_failed == 2
     assert "0 cached, 0 skipped, 2 failed (3 runs)" in text
     assert "2 runs reported no outcome" in text
+    # one job cut short (a Ray node lost mid-sweep): "1 run", not "1 runs"
+    text, _ = summarize(read_outcomes(progress), total=2)
+    assert (
+        "  1 run reported no outcome (a worker killed mid-run?); rerun the same "
+        "command to complete it"
+    ) in text
