@@ -18,7 +18,8 @@ The plugin leaves these to Ray, which handles them badly for a sweep:
   exception reached Hydra, which printed its 40-line traceback and ended
   ``kml-run`` without a summary. :func:`install` wraps the plugin's ``launch`` so
   that it ends with one line saying what failed and what is kept, the summary of
-  the runs done so far, and status 1.
+  the runs done so far, and status 1; so does ``RAY_ADDRESS`` unset (``auto``)
+  with no cluster on this machine, which Ray reports by a traceback as well.
 
 Hydra instantiates launchers from the ``hydra_plugins`` package only, so these are
 a resolver, a check and a wrapper around the plugin's launcher, not a subclass.
@@ -96,13 +97,21 @@ def failure_message(exc: BaseException) -> str | None:
     """What ``kml-run`` says when the cluster fails under the sweep, or None.
 
     ``RayTaskError`` is left alone: it carries a job's own exception
-    (``raise_errors=true``), not the cluster's failure.
+    (``raise_errors=true``), not the cluster's failure. A ``ConnectionError`` is
+    ``ray.init`` finding no cluster for ``address: auto`` (RAY_ADDRESS unset and
+    no head started on this machine), before any job.
     """
     from ray.exceptions import RayError, RayTaskError
 
+    first = (str(exc).strip().splitlines() or [""])[0]
+    if isinstance(exc, ConnectionError) and not isinstance(exc, RayError):
+        return (
+            f"kml-run: no job was started: Ray found no cluster ({first}). Start "
+            "a head on this machine (`ray start --head --port=6379`) or set "
+            "RAY_ADDRESS to a running head's HOST:PORT."
+        )
     if not isinstance(exc, RayError) or isinstance(exc, RayTaskError):
         return None
-    first = (str(exc).strip().splitlines() or [""])[0]
     return (
         f"kml-run: the Ray cluster failed under the sweep ({type(exc).__name__}"
         f"{': ' + first if first else ''}). Finished runs keep their records, and a "
@@ -142,7 +151,7 @@ def install() -> None:
 
             # what the closing summary (RunSummary, skipped now) would have said
             path = os.environ.get(PROGRESS_ENV)
-            if path:
+            if path and not isinstance(exc, ConnectionError):  # else none started
                 message += "\n" + summarize(read_outcomes(path), total_jobs())[0]
             sys.stderr.write(message + "\n")
             sys.stderr.flush()

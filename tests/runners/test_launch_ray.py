@@ -128,3 +128,28 @@ def test_a_jobs_own_error_is_not_taken_for_the_cluster(ray_launcher, monkeypatch
     install()
     with pytest.raises(ValueError, match="a job's own error"):
         object.__new__(ray_launcher).launch([["dataset=sonar"]], 0)
+
+
+def test_no_cluster_for_auto_is_one_line(ray_launcher, tmp_path, monkeypatch, capsys):
+    """RAY_ADDRESS unset and no head here: ray.init's ConnectionError, in one line
+    with the fix instead of a 37-line traceback."""
+    message = "Could not find any running Ray instance. Please specify ..."
+
+    def no_cluster(self, job_overrides, initial_job_idx):
+        raise ConnectionError(message)
+
+    monkeypatch.setattr(ray_launcher, "launch", no_cluster)
+    progress = tmp_path / "progress.log"
+    progress.write_text("")
+    monkeypatch.setenv(PROGRESS_ENV, str(progress))
+    monkeypatch.setenv(SIZE_ENV, "1")
+    install()
+    with pytest.raises(SystemExit) as exit_:
+        object.__new__(ray_launcher).launch([["dataset=sonar"]], 0)
+    assert exit_.value.code == 1
+    err = capsys.readouterr().err
+    assert err.startswith(
+        f"kml-run: no job was started: Ray found no cluster ({message}). Start a "
+        "head on this machine (`ray start --head --port=6379`)"
+    ), err
+    assert "kml-run summary" not in err  # no job ran: nothing failed
