@@ -162,9 +162,20 @@ def _key_and_top(line: str) -> tuple[str, str]:
 
 def _estimator_signature(job: Sequence[str], pair_files: bool) -> tuple[str, ...]:
     """The overrides the estimator check (config_schema._estimator_problems) reads:
-    the method, its grids and, through pair files, the dataset."""
+    the method, its grids, ``kernel=none`` and, through pair files, the dataset.
+
+    ``kernel=none`` hands the method features, which a Gram-matrix method refuses
+    (config_schema._features_to_a_gram_method): a job with it is its own signature,
+    or ``method=svm,lmnn_h kernel=linear,none`` would check (lmnn_h, linear) and
+    never compose (lmnn_h, none). Other kernels leave the estimator check alone, so
+    they do not multiply the compositions.
+    """
     reads = {"method", "search", "experiment"} | ({"dataset"} if pair_files else set())
-    return tuple(line for line in job if _key_and_top(line)[1] in reads)
+    return tuple(
+        line
+        for line in job
+        if _key_and_top(line)[1] in reads or line.lstrip("+") == "kernel=none"
+    )
 
 
 def _check_signature(job: Sequence[str], pair_files: bool) -> tuple[str, ...]:

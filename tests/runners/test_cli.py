@@ -284,6 +284,13 @@ def test_sweep_summary_counts_and_exit_status(tmp_path):
              "method=svm,eps_svm", "protocol=smoke"],
             "search.grids.eps_svm.C=-1: The 'C' parameter of EpsSVM",
         ),
+        # and on kernel=none (features to a Gram-matrix method): the one bad
+        # (method, kernel) pair is composed although each line was seen before
+        (
+            ["-m", "dataset=sonar", "method=svm,lmnn_h", "kernel=linear,none",
+             "protocol=smoke"],
+            "method.kernel='precomputed' with kernel=none",
+        ),
         # kml-run's name check (runners/choices.py), before Hydra starts
         (
             ["-m", "dataset=sonar,wpbcx", "method=svm", "protocol=smoke"],
