@@ -344,6 +344,22 @@ def run_job(cfg: DictConfig) -> dict[str, Any]:
     return run_job_outcome(cfg)[0]
 
 
+def interrupted_by_user(exc: BaseException) -> bool:
+    """Whether a ``KeyboardInterrupt`` is in ``exc``'s chain of causes.
+
+    numba turns one raised inside a compiled function's call into Python into
+    ``SystemError: CPUDispatcher(...) returned a result with an exception set``,
+    with the interrupt as its cause.
+    """
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
 def run_job_outcome(cfg: DictConfig) -> tuple[dict[str, Any], dict[str, Any]]:
     """Run one configuration: its record, and the outcome line of the summary.
 
@@ -427,6 +443,11 @@ def run_job_outcome(cfg: DictConfig) -> tuple[dict[str, Any], dict[str, Any]]:
     except SkipRun as exc:
         record.update(status="skip", reason=str(exc))
     except Exception as exc:  # recorded, kept out of the cache, rerun next time
+        if interrupted_by_user(exc):
+            # Ctrl-C inside a compiled solver's call back into Python reaches here
+            # as numba's SystemError: an interrupt, not a failed run to record
+            # while the sweep goes on
+            raise KeyboardInterrupt from exc
         if finished_elsewhere():  # e.g. its folder cleared under it: keep that record
             log.warning(
                 "%s %s: %s; the cell was finished by a worker sharing it",
@@ -767,12 +788,21 @@ def interrupted() -> None:
     a shell loop or ``make`` stops on a child killed by SIGINT, but takes a child
     that exits normally to have handled the interrupt, and goes on.
     """
+    import atexit
     import os
     import signal
     import sys
 
     sys.stderr.write("\n" + INTERRUPTED + "\n")
     sys.stderr.flush()
+    # dying of the signal skips the interpreter's shutdown: without its exit
+    # handlers (multiprocessing's finalizers among them) the joblib launcher's
+    # resource tracker warned of "leaked semlock objects"
+    reusable = sys.modules.get("joblib.externals.loky.reusable_executor")
+    executor = getattr(reusable, "_executor", None)
+    if executor is not None:
+        executor.shutdown(wait=False, kill_workers=True)
+    atexit._run_exitfuncs()
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     os.kill(os.getpid(), signal.SIGINT)
     raise SystemExit(130)  # only where the signal could not end the process

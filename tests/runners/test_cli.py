@@ -337,3 +337,27 @@ def test_ctrl_c_says_what_is_kept_and_dies_of_sigint():
     assert "kml-run: interrupted. Finished runs keep their records" in proc.stderr
     assert "rerun the same command to resume" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_ctrl_c_with_workers_leaves_no_leaked_semaphore_warning():
+    """Dying of SIGINT skipped the exit handlers: with the joblib launcher's
+    workers started, loky's resource tracker warned of leaked semlock objects."""
+    import signal
+
+    code = (
+        "import signal, runners.run as r, runners.rerun as rr\n"
+        "from joblib.externals.loky import get_reusable_executor\n"
+        "signal.signal(signal.SIGINT, signal.SIG_DFL)\n"
+        "get_reusable_executor(max_workers=1).submit(abs, -1).result()\n"
+        "def stop(argv):\n"
+        "    raise KeyboardInterrupt\n"
+        "rr.cached_sweep = stop\n"
+        "r.main()\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code, "experiment=kdml_fig1"],
+        cwd=REPO, capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == -signal.SIGINT, proc.stderr
+    assert "kml-run: interrupted." in proc.stderr
+    assert "leaked" not in proc.stderr, proc.stderr

@@ -39,6 +39,16 @@ class NaNDecision(MetricKNN):
         return d
 
 
+class InterruptedInSolver(MetricKNN):
+    def fit(self, X, y):
+        # Ctrl-C inside a compiled solver: numba hands it on as a SystemError
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as exc:
+            raise SystemError("CPUDispatcher(...) returned a result with an "
+                              "exception set") from exc
+
+
 class OddCheck(MetricKNN):
     def fit(self, X, y):
         super().fit(X, y)
@@ -142,3 +152,12 @@ def test_a_failed_forced_recomputation_still_replaces_the_record(results, monkey
     rec = run_job(compose_config([*cell, "force=true"]))
     assert rec["status"] == "error" and "split failed" in rec["reason"]
     assert _stored(results)["status"] == "error"
+
+
+def test_an_interrupt_inside_a_solver_stops_the_job_and_records_nothing(
+    own_methods, results
+):
+    """It used to be recorded as a failed run, and the sweep went on."""
+    with pytest.raises(KeyboardInterrupt):
+        run_job_outcome(_own("InterruptedInSolver"))
+    assert not [p for p in results.rglob("*.json") if not p.name.startswith(".")]
