@@ -115,3 +115,29 @@ def test_arbf_rows_match_the_committed_table_and_its_check_runs(known):
             assert [float(x) for x in got.groups()] == pytest.approx(
                 [v.auc_mean, v.auc_std], abs=0.051
             ), r
+
+
+def test_quoted_sweeps_say_multirun(known):
+    """A reason's command that sweeps a value (``method=knn_raw,knn_lmnn``) must
+    carry ``-m``: without it Hydra stops with "Ambiguous value ... add
+    --multirun", and the reader cannot rerun the check as quoted."""
+    import re
+    import shlex
+
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.core.override_parser.types import ChoiceSweep
+
+    parser = OverridesParser.create()
+    bad = []
+    for reason in known.reason:
+        for cmd in re.findall(r"kml-run [^();`\"]*", reason):
+            words = shlex.split(cmd.replace("DATASET", "sonar"))[1:]
+            overrides = [w for w in words if "=" in w and not w.startswith("-")]
+            sweeps = [
+                o.input_line
+                for o in parser.parse_overrides(overrides)
+                if isinstance(o.value(), ChoiceSweep)
+            ]
+            if sweeps and "-m" not in words:
+                bad.append(cmd.strip())
+    assert not bad, bad
