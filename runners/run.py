@@ -344,20 +344,21 @@ def run_job(cfg: DictConfig) -> dict[str, Any]:
     return run_job_outcome(cfg)[0]
 
 
-def interrupted_by_user(exc: BaseException) -> bool:
-    """Whether a ``KeyboardInterrupt`` is in ``exc``'s chain of causes.
+def interrupted_by_user(exc: BaseException) -> KeyboardInterrupt | None:
+    """The ``KeyboardInterrupt`` in ``exc``'s chain of causes, or None.
 
     numba turns one raised inside a compiled function's call into Python into
     ``SystemError: CPUDispatcher(...) returned a result with an exception set``,
-    with the interrupt as its cause.
+    with the interrupt (Ctrl-C, or :class:`Terminated`) as its cause.
     """
     seen: set[int] = set()
-    while exc is not None and id(exc) not in seen:
-        if isinstance(exc, KeyboardInterrupt):
-            return True
-        seen.add(id(exc))
-        exc = exc.__cause__ or exc.__context__
-    return False
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        if isinstance(cur, KeyboardInterrupt):
+            return cur
+        seen.add(id(cur))
+        cur = cur.__cause__ or cur.__context__
+    return None
 
 
 def run_job_outcome(cfg: DictConfig) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -443,11 +444,12 @@ def run_job_outcome(cfg: DictConfig) -> tuple[dict[str, Any], dict[str, Any]]:
     except SkipRun as exc:
         record.update(status="skip", reason=str(exc))
     except Exception as exc:  # recorded, kept out of the cache, rerun next time
-        if interrupted_by_user(exc):
+        interrupt = interrupted_by_user(exc)
+        if interrupt is not None:
             # Ctrl-C inside a compiled solver's call back into Python reaches here
             # as numba's SystemError: an interrupt, not a failed run to record
             # while the sweep goes on
-            raise KeyboardInterrupt from exc
+            raise interrupt from exc
         if finished_elsewhere():  # e.g. its folder cleared under it: keep that record
             log.warning(
                 "%s %s: %s; the cell was finished by a worker sharing it",
@@ -740,6 +742,7 @@ def main() -> None:
     reported without composing a config (:mod:`runners.rerun`), else Hydra runs."""
     import atexit
     import gc
+    import signal
     import sys
     import warnings
 
@@ -767,11 +770,25 @@ def main() -> None:
     if problem:
         sys.stderr.write(problem + "\n")
         raise SystemExit(1)
+    # a TERM to the process group (`kill -- -PGID`, `timeout`) stops the sweep as
+    # Ctrl-C does: one line and the exit handlers, not joblib's traceback
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _terminate)
     try:
         if not cached_sweep(sys.argv[1:]):
             hydra_main()
-    except KeyboardInterrupt:
-        interrupted()
+    except KeyboardInterrupt as exc:
+        interrupted(signal.SIGTERM if isinstance(exc, Terminated) else signal.SIGINT)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where Python checks for signals, as Ctrl-C raises
+    ``KeyboardInterrupt``: the same unwinding (nothing of the run catches it as an
+    error) and the same closing line."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated
 
 
 #: What Ctrl-C leaves behind, said instead of the launcher's 40-line traceback.
@@ -781,19 +798,23 @@ INTERRUPTED = (
 )
 
 
-def interrupted() -> None:
-    """Say what an interrupt keeps, then die of SIGINT as an uncaught one does.
+def interrupted(signum: int = 2) -> None:
+    """Say what an interrupt keeps, then die of its signal as an uncaught one does.
 
     Dying of the signal (not ``exit(130)``) matters to whoever called ``kml-run``:
     a shell loop or ``make`` stops on a child killed by SIGINT, but takes a child
-    that exits normally to have handled the interrupt, and goes on.
+    that exits normally to have handled the interrupt, and goes on. ``signum``:
+    SIGINT (2, Ctrl-C) or SIGTERM (:class:`Terminated`).
     """
     import atexit
     import os
     import signal
     import sys
 
-    sys.stderr.write("\n" + INTERRUPTED + "\n")
+    text = INTERRUPTED
+    if signum == signal.SIGTERM:
+        text = text.replace("interrupted.", "terminated (SIGTERM).", 1)
+    sys.stderr.write("\n" + text + "\n")
     sys.stderr.flush()
     # dying of the signal skips the interpreter's shutdown: without its exit
     # handlers (multiprocessing's finalizers among them) the joblib launcher's
@@ -803,9 +824,9 @@ def interrupted() -> None:
     if executor is not None:
         executor.shutdown(wait=False, kill_workers=True)
     atexit._run_exitfuncs()
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-    os.kill(os.getpid(), signal.SIGINT)
-    raise SystemExit(130)  # only where the signal could not end the process
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+    raise SystemExit(128 + signum)  # only where the signal could not end the process
 
 
 if __name__ == "__main__":

@@ -361,3 +361,25 @@ def test_ctrl_c_with_workers_leaves_no_leaked_semaphore_warning():
     assert proc.returncode == -signal.SIGINT, proc.stderr
     assert "kml-run: interrupted." in proc.stderr
     assert "leaked" not in proc.stderr, proc.stderr
+
+
+def test_sigterm_stops_the_sweep_as_ctrl_c_does_and_dies_of_it():
+    """`kill -- -PGID` (or `timeout`) used to end in joblib's traceback and
+    warnings; it says what is kept and dies of SIGTERM."""
+    import signal
+
+    code = (
+        "import os, signal, time, runners.run as r, runners.rerun as rr\n"
+        "def stop(argv):\n"
+        "    os.kill(os.getpid(), signal.SIGTERM)\n"
+        "    time.sleep(30)\n"
+        "rr.cached_sweep = stop\n"
+        "r.main()\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code, "experiment=kdml_fig1"],
+        cwd=REPO, capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == -signal.SIGTERM, proc.stderr
+    assert "kml-run: terminated (SIGTERM). Finished runs keep" in proc.stderr
+    assert "Traceback" not in proc.stderr
