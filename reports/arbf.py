@@ -17,8 +17,8 @@ import pandas as pd
 from sklearn.metrics import roc_auc_score
 
 from reports.error_tables import (
+    frame_variant_marks,
     known_divergences,
-    number_variants,
     published_dataset_names,
     variant_columns,
     variant_list,
@@ -228,26 +228,6 @@ def table1_frame(records: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def variant_marks(t: pd.DataFrame) -> dict[str, str]:
-    """Overrides of each variant run in Table 1 -> its mark, ``v1``, ``v2``, ...
-
-    As :func:`reports.error_tables.variant_marks`: numbered in the table's order
-    (dataset, method); empty for a table of the experiment's own runs, and for a
-    frame without a ``variant`` column (a committed table1.csv read back).
-
-    Parameters
-    ----------
-    t : pandas.DataFrame
-        Table 1's long frame (:func:`table1_frame`).
-
-    Returns
-    -------
-    dict of str to str
-    """
-    if "variant" not in t.columns:
-        return {}
-    return number_variants(t.variant[t.status == "ok"])
-
 
 def claim_variants(claim: pd.DataFrame, t: pd.DataFrame) -> pd.DataFrame:
     """``claim`` with a ``variant`` column when a dataset's verdict rests on a
@@ -266,7 +246,7 @@ def claim_variants(claim: pd.DataFrame, t: pd.DataFrame) -> pd.DataFrame:
     -------
     pandas.DataFrame
     """
-    if not variant_marks(t):
+    if not frame_variant_marks(t):
         return claim
     # every cell of a dataset enters its verdict (the best ARBF against every rival)
     ok = t[(t.status == "ok") & (t.variant != "")]
@@ -357,8 +337,9 @@ def claim_markdown(
     t : pandas.DataFrame
         Table 1's long frame (:func:`table1_frame`), read for the missing cells.
     marks : mapping of str to str, optional
-        :func:`variant_marks` of ``t``: a verdict resting on a variant run's cell
-        carries its mark (`` [v1]``), as the cell does in Table 1.
+        :func:`reports.error_tables.frame_variant_marks` of ``t``: a verdict
+        resting on a variant run's cell carries its mark (`` [v1]``), as the cell
+        does in Table 1.
 
     Returns
     -------
@@ -518,7 +499,7 @@ def curve_variant_note(records: list[dict], marks: dict[str, str]) -> list[str]:
     records : list of dict
         The records Fig. 2 is drawn from (:func:`curves_frame`).
     marks : dict of str to str
-        :func:`variant_marks` of Table 1.
+        :func:`reports.error_tables.frame_variant_marks` of Table 1.
 
     Returns
     -------
@@ -567,7 +548,7 @@ def table1(
     curves, curve_method = curves_frame(records)
     known = known_divergences("arbf", "table1")
     listed = set(zip(known.dataset, known.method)) if len(known) else set()
-    marks = variant_marks(t)
+    marks = frame_variant_marks(t)
     write_csv(out_dir / "table1.csv", variant_columns(t.round(4)))
     write_csv(out_dir / "claims.csv", claim_variants(claim, t).round(4))
     label = label_auc_frame(records)

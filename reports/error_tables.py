@@ -546,6 +546,15 @@ def variant_list(
     return [head, "", *lines, ""]
 
 
+def frame_variant_marks(cells: pd.DataFrame) -> dict[str, str]:
+    """:func:`number_variants` of a report's long frame (arbf, lmnnmkl): the
+    finished cells' ``variant`` in the frame's order; empty for a frame without
+    that column (a committed CSV read back, a table of own runs)."""
+    if "variant" not in cells.columns:
+        return {}
+    return number_variants(cells.variant[cells.status == "ok"])
+
+
 def variant_marks(t: ErrorTable) -> dict[str, str]:
     """Overrides of each variant run in the table -> its mark, ``v1``, ``v2``, ...
 

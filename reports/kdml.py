@@ -1098,11 +1098,6 @@ def report(
     return out_dir
 
 
-class _Silent(logging.Filter):
-    def filter(self, record: logging.LogRecord) -> bool:
-        return False
-
-
 def _cells(results: str | Path, experiment: str, variants: bool) -> set[tuple]:
     """Finished (dataset, method) cells of ``experiment`` in the store.
 
@@ -1110,7 +1105,11 @@ def _cells(results: str | Path, experiment: str, variants: bool) -> set[tuple]:
     versions): the report loads the experiment it picks again and warns then, so
     each warning used to be printed twice.
     """
-    logger, silent = logging.getLogger("kml.reports"), _Silent()
+    logger = logging.getLogger("kml.reports")
+
+    def silent(record: logging.LogRecord) -> bool:
+        return False
+
     logger.addFilter(silent)
     try:
         recs = load_records(results, experiment, variants=variants)

@@ -21,8 +21,8 @@ import numpy as np
 import pandas as pd
 
 from reports.error_tables import (
+    frame_variant_marks,
     known_divergences,
-    number_variants,
     published_dataset_names,
     variant_columns,
     variant_list,
@@ -364,26 +364,6 @@ def build_cells(
     return pd.DataFrame(rows), pd.DataFrame(weights)
 
 
-def variant_marks(cells: pd.DataFrame) -> dict[str, str]:
-    """Overrides of each variant run in the table -> its mark, ``v1``, ``v2``, ...
-
-    As :func:`reports.error_tables.variant_marks`: numbered in the table's order
-    (dataset, method); empty for a table of the experiment's own runs.
-
-    Parameters
-    ----------
-    cells : pandas.DataFrame
-        :func:`build_cells`' cells.
-
-    Returns
-    -------
-    dict of str to str
-    """
-    if "variant" not in cells.columns:
-        return {}
-    return number_variants(cells.variant[cells.status == "ok"])
-
-
 def _variant_lines(cells: pd.DataFrame, marks: Mapping[str, str]) -> list[str]:
     """Under the table: each variant filling its cells, and which cells."""
     return variant_list(
@@ -447,7 +427,8 @@ def table_rows(
     cells : pandas.DataFrame
         :func:`build_cells`' cells.
     marks : mapping of str to str, optional
-        :func:`variant_marks`: a cell from a variant run carries its mark.
+        :func:`reports.error_tables.frame_variant_marks`: a cell from a variant
+        run carries its mark.
     latex : bool, default=False
         The mark as LaTeX writes it (``$^{v1}$``) instead of Markdown's ``[v1]``.
 
@@ -566,7 +547,7 @@ def weights_markdown(
     weights: pd.DataFrame, marks: Mapping[str, str] | None = None
 ) -> str:
     """The weights' table; a dataset whose LMNN-MKL_P run is a variant's carries
-    its mark (``marks``: :func:`variant_marks`)."""
+    its mark (``marks``: :func:`reports.error_tables.frame_variant_marks`)."""
     if weights.empty:
         return "_No finished LMNN-MKL_P run._"
     labels = list(dict.fromkeys(weights.kernel))
@@ -597,7 +578,7 @@ def write_report(
     out = out_dir / f"{artifact}.md"
     old_csv = out_dir / f"{artifact}.csv"
     guard_table(old_csv, cells)  # never fewer filled cells than the committed table
-    marks = variant_marks(cells)
+    marks = frame_variant_marks(cells)
     header, rows = table_rows(cells, marks)
     md = [f"# lmnnmkl {title}: reproduced (ours) beside published (paper)", ""]
     if marks:

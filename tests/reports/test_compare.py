@@ -178,13 +178,18 @@ def test_a_store_without_baseline_runs_says_which_to_make(store, tmp_path):
     ]
 
 
+def _failed(path: Path) -> None:
+    """The record at ``path`` as one whose run failed."""
+    rec = json.loads(path.read_text())
+    rec.update(status="error", reason="ValueError: boom")
+    path.write_text(json.dumps(rec))
+
+
 def test_a_failed_newest_record_is_listed_not_compared(store, tmp_path):
     copy = tmp_path / "results"
     shutil.copytree(store, copy)
     (path,) = copy.rglob("myfda[[]*.json")
-    rec = json.loads(path.read_text())
-    rec.update(status="error", reason="ValueError: boom")
-    path.write_text(json.dumps(rec))
+    _failed(path)
     df, notes = compare(copy, "mlsvm_table1", "myfda")
     assert df.empty
     assert notes == ["sonar linear seed 0: the newest record of myfda is error "
@@ -261,10 +266,7 @@ def test_the_failed_newest_own_protocol_run_is_listed_before_a_variant(store, tm
     not replaced by the variant nor refused for it."""
     copy = tmp_path / "results"
     shutil.copytree(store, copy)
-    own = _smoke_run(copy)
-    rec = json.loads(own.read_text())
-    rec.update(status="error", reason="ValueError: boom")
-    own.write_text(json.dumps(rec))
+    _failed(_smoke_run(copy))
     df, notes = compare(copy, "mlsvm_table1", "myfda")
     assert df.empty
     assert notes == ["sonar linear seed 0: the newest record of myfda is error "

@@ -297,12 +297,16 @@ def _wrbf_record(original: str, donor: str, method: str, correct: list[int]) -> 
     }
 
 
+def _store_wrbf(results: Path, rec: dict) -> None:
+    """``rec`` where kml-run writes it, as ``<method>.json`` of its cell."""
+    path = results / "wrbf_table1" / rec["dataset"] / f"{rec['method']}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(rec))
+
+
 def test_wrbf_partial_sweep_is_refused(tmp_path, capsys, generated):
     for method, correct in (("rbf", [7, 8, 6]), ("wrbf", [8, 8, 9])):
-        rec = _wrbf_record("iris", "glass", method, correct)
-        path = tmp_path / "wrbf_table1" / rec["dataset"] / f"{method}.json"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(rec))
+        _store_wrbf(tmp_path, _wrbf_record("iris", "glass", method, correct))
     err = _fails(
         capsys,
         generated,
@@ -330,10 +334,7 @@ def test_wrbf_one_method_sub_sweep_refusal_counts_and_names_the_table_rows(
     counted "0 cells", and named breast_w by its row name only beside runs named
     breast_w."""
     for original, donor in (("breast_w", "glass"), ("house_votes", "iris")):
-        rec = _wrbf_record(original, donor, "rbf", [7, 8, 6])
-        path = tmp_path / "wrbf_table1" / rec["dataset"] / "rbf.json"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(rec))
+        _store_wrbf(tmp_path, _wrbf_record(original, donor, "rbf", [7, 8, 6]))
     err = _fails(
         capsys,
         generated,

@@ -314,24 +314,31 @@ def test_bad_config_stops_before_any_job(tmp_path, args, message):
     assert not (tmp_path / "results").exists()  # no error record written
 
 
+def _stopped_run(stop: str, setup: str = "") -> subprocess.CompletedProcess:
+    """``kml-run experiment=kdml_fig1`` whose first step (the cached-sweep check)
+    runs ``stop``, after ``setup``: the signal arrives while the sweep runs."""
+    code = (
+        "import os, signal, time, runners.run as r, runners.rerun as rr\n"
+        + setup
+        + "def stop(argv):\n"
+        + "".join(f"    {line}\n" for line in stop.splitlines())
+        + "rr.cached_sweep = stop\n"
+        "r.main()\n"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code, "experiment=kdml_fig1"],
+        cwd=REPO, capture_output=True, text=True, timeout=120,
+    )
+
+
 def test_ctrl_c_says_what_is_kept_and_dies_of_sigint():
     """Ctrl-C used to end in a 40-line traceback from joblib's wait loop; it says
     what is kept and how to resume, and still dies of SIGINT, so that a calling
     shell loop or make stops too (an exit status of 130 would let them go on)."""
     import signal
 
-    # the interrupt arrives while the sweep runs: here, raised by the first step
-    code = (
-        "import signal, runners.run as r, runners.rerun as rr\n"
-        "signal.signal(signal.SIGINT, signal.SIG_DFL)\n"
-        "def stop(argv):\n"
-        "    raise KeyboardInterrupt\n"
-        "rr.cached_sweep = stop\n"
-        "r.main()\n"
-    )
-    proc = subprocess.run(
-        [sys.executable, "-c", code, "experiment=kdml_fig1"],
-        cwd=REPO, capture_output=True, text=True, timeout=120,
+    proc = _stopped_run(
+        "raise KeyboardInterrupt", "signal.signal(signal.SIGINT, signal.SIG_DFL)\n"
     )
     assert proc.returncode == -signal.SIGINT, proc.stderr
     assert "kml-run: interrupted. Finished runs keep their records" in proc.stderr
@@ -344,19 +351,11 @@ def test_ctrl_c_with_workers_leaves_no_leaked_semaphore_warning():
     workers started, loky's resource tracker warned of leaked semlock objects."""
     import signal
 
-    code = (
-        "import signal, runners.run as r, runners.rerun as rr\n"
+    proc = _stopped_run(
+        "raise KeyboardInterrupt",
         "from joblib.externals.loky import get_reusable_executor\n"
         "signal.signal(signal.SIGINT, signal.SIG_DFL)\n"
-        "get_reusable_executor(max_workers=1).submit(abs, -1).result()\n"
-        "def stop(argv):\n"
-        "    raise KeyboardInterrupt\n"
-        "rr.cached_sweep = stop\n"
-        "r.main()\n"
-    )
-    proc = subprocess.run(
-        [sys.executable, "-c", code, "experiment=kdml_fig1"],
-        cwd=REPO, capture_output=True, text=True, timeout=120,
+        "get_reusable_executor(max_workers=1).submit(abs, -1).result()\n",
     )
     assert proc.returncode == -signal.SIGINT, proc.stderr
     assert "kml-run: interrupted." in proc.stderr
@@ -368,18 +367,7 @@ def test_sigterm_stops_the_sweep_as_ctrl_c_does_and_dies_of_it():
     warnings; it says what is kept and dies of SIGTERM."""
     import signal
 
-    code = (
-        "import os, signal, time, runners.run as r, runners.rerun as rr\n"
-        "def stop(argv):\n"
-        "    os.kill(os.getpid(), signal.SIGTERM)\n"
-        "    time.sleep(30)\n"
-        "rr.cached_sweep = stop\n"
-        "r.main()\n"
-    )
-    proc = subprocess.run(
-        [sys.executable, "-c", code, "experiment=kdml_fig1"],
-        cwd=REPO, capture_output=True, text=True, timeout=120,
-    )
+    proc = _stopped_run("os.kill(os.getpid(), signal.SIGTERM)\ntime.sleep(30)")
     assert proc.returncode == -signal.SIGTERM, proc.stderr
     assert "kml-run: terminated (SIGTERM). Finished runs keep" in proc.stderr
     assert "Traceback" not in proc.stderr
