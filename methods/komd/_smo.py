@@ -172,4 +172,9 @@ def komd_smo(K, y, lam, gamma, tol, max_iter):
         g[j] -= 2.0 * t * lam
         mn0, mx0, j0, mn1, mx1, j1 = _class_extremes(g, y, gamma)
         it += 1
+    if it == max_iter:
+        # stopped by the cap: the gap after the last update, not the one before it
+        gap0 = mx0 - mn0 if j0 >= 0 else -np.inf
+        gap1 = mx1 - mn1 if j1 >= 0 else -np.inf
+        gap = max(gap0, gap1)
     return it, gap

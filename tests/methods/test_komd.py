@@ -114,3 +114,33 @@ def test_more_than_two_classes_is_refused():
     X, _, _ = _problem(30, 0)
     with pytest.raises(ValueError, match="KOMD is a binary method"):
         KOMD().fit(X, np.arange(30) % 3)
+
+
+def _kkt_gap(K, y, lam, gamma):
+    """Per-class KKT gap of eq. 2 from the dense gradient: max over the examples
+    with mass minus min over the class, the larger of the two classes."""
+    g = 2.0 * ((1.0 - lam) * y * (K @ (y * gamma)) + lam * gamma)
+    return max(
+        g[(y == c) & (gamma > 0)].max() - g[y == c].min() for c in (1.0, -1.0)
+    )
+
+
+def test_converged_flag_is_the_dense_kkt_gap():
+    """``converged`` is exactly "the KKT gap of eq. 2 at gamma is <= tol".
+
+    Stopping the SMO after 1, 2, ... pair updates gives gaps on both sides of
+    tol, some within a factor 10 of it: a looser acceptance would report some of
+    those unfinished solutions as converged. A run whose last allowed update
+    reaches tol is converged: the gap is judged after that update, not before.
+    """
+    _, y, K = _problem(30, 8)
+    lam, tol = 0.2, 1e-4
+    gaps = []
+    for max_iter in range(1, 120):
+        g, _, converged = solve_komd(K, y, lam, tol=tol, max_iter=max_iter)
+        gap = _kkt_gap(K, y, lam, g)
+        gaps.append(gap)
+        if abs(gap - tol) > 1e-3 * tol:  # no verdict on a gap that ties tol
+            assert converged == (gap <= tol), (max_iter, gap)
+    assert any(tol < gap <= 10 * tol for gap in gaps) and min(gaps) <= tol
+
