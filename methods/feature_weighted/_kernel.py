@@ -127,20 +127,26 @@ def _objective_and_grad_sum(
 
     Only support vectors enter the sums. Copying their block out of ``K`` costs
     more than the GEMM it saves unless they are few (at most half the points).
+
+    The objective comes from the same GEMM whether or not the gradient is needed:
+    the descent keeps the iterate of lowest objective with ties to the earliest,
+    and a separate matrix-vector product for the last iterate (the one without a
+    gradient) rounds differently, so an iterate equal to an earlier one could win
+    the tie by one ulp.
     """
     sv = np.flatnonzero(alpha)
     if 2 * sv.size <= alpha.size:
         g, Xs, Ks = y[sv] * alpha[sv], X[sv], K[np.ix_(sv, sv)]
     else:
         g, Xs, Ks = y * alpha, X, K
-    if not need_grad:
-        return float(alpha.sum() - 0.5 * g @ (Ks @ g)), None
     M = np.empty((g.size, X.shape[1] + 1))
     M[:, 0] = g
     np.multiply(g[:, None], Xs, out=M[:, 1:])
     W = Ks @ M
     w = W[:, 0]
     objective = float(alpha.sum() - 0.5 * g @ w)
+    if not need_grad:
+        return objective, None
     # sum_ij g_i g_j K_ij (x_in - x_jn)^2
     #   = 2 sum_i g_i x_in^2 (Kg)_i - 2 sum_i g_i x_in (K (g x_n))_i   (K symmetric)
     s = 2.0 * ((g * w) @ (Xs * Xs)) - 2.0 * np.einsum("in,in->n", M[:, 1:], W[:, 1:])

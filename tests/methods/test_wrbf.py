@@ -493,3 +493,17 @@ def test_unconverged_solves_warn():
     with pytest.warns(UserWarning, match="SVM solves stopped before convergence"):
         clf = WRBFSVM(n_iter=2, solver="libsvm", max_iter=2).fit(X, y)
     assert clf.fit_status_ == 1 and not clf.converged_
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_ties_keep_the_earliest_iterate(n_classes):
+    """Sec. 5: "if no improvement was achieved the WRBF would be identical to the
+    RBF". With eta = 0 every iterate is the RBF, the objectives tie, and the kept
+    iterate is t = 0 (for every problem with shared_weights=False), not the last
+    of the n_iter steps. The last iterate's objective must be computed as the
+    others' are: it came from another product and won the tie by one ulp."""
+    X, y = _noisy_problem(n=45, n_classes=n_classes)
+    clf = WRBFSVM(eta=0.0, n_iter=3, solver="libsvm", shared_weights=False).fit(X, y)
+    assert np.all(clf.dual_objective_history_ == clf.dual_objective_history_[0])
+    assert clf.n_iter_ == 3
+    np.testing.assert_array_equal(clf.best_iter_, 0)
