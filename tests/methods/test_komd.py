@@ -120,9 +120,7 @@ def _kkt_gap(K, y, lam, gamma):
     """Per-class KKT gap of eq. 2 from the dense gradient: max over the examples
     with mass minus min over the class, the larger of the two classes."""
     g = 2.0 * ((1.0 - lam) * y * (K @ (y * gamma)) + lam * gamma)
-    return max(
-        g[(y == c) & (gamma > 0)].max() - g[y == c].min() for c in (1.0, -1.0)
-    )
+    return max(g[(y == c) & (gamma > 0)].max() - g[y == c].min() for c in (1.0, -1.0))
 
 
 def test_converged_flag_is_the_dense_kkt_gap():
@@ -144,3 +142,53 @@ def test_converged_flag_is_the_dense_kkt_gap():
             assert converged == (gap <= tol), (max_iter, gap)
     assert any(tol < gap <= 10 * tol for gap in gaps) and min(gaps) <= tol
 
+
+@pytest.mark.parametrize("lam", [0.0, 0.3, 0.8])
+def test_each_smo_step_minimizes_eq_2_along_its_pair(lam):
+    """One SMO update moves mass t from j to i of one class; unless it empties j
+    it is the exact minimizer of eq. 2 along ``e_i - e_j`` (zero directional
+    derivative from the dense gradient). The curvature of the step must hold
+    both the kernel term and the ``2 lam`` of the identity."""
+    from methods.komd._smo import komd_smo
+
+    rng = np.random.default_rng(9)
+    _, y, K = _problem(24, 9)
+    for _ in range(5):
+        gamma = rng.random(24)
+        for mask in (y > 0, y < 0):
+            gamma[mask] /= gamma[mask].sum()
+        before = gamma.copy()
+        komd_smo(K, y, lam, gamma, 1e-12, 1)
+        moved = np.flatnonzero(gamma != before)
+        assert moved.size == 2 and y[moved[0]] == y[moved[1]]
+        i, j = moved if gamma[moved[0]] > before[moved[0]] else moved[::-1]
+        if gamma[j] == 0.0:
+            continue
+        grad = 2.0 * ((1.0 - lam) * y * (K @ (y * gamma)) + lam * gamma)
+        scale = abs(grad[i]) + abs(grad[j])
+        assert grad[i] - grad[j] == pytest.approx(0.0, abs=1e-10 * scale)
+        assert komd_objective(K, y, lam, gamma) < komd_objective(K, y, lam, before)
+
+
+def test_objective_attribute_is_eq_2_at_the_optimum():
+    """``objective_`` is eq. 2 itself, ``(1 - lam) a'Ka + lam ||gamma||^2``,
+    written out densely, and equals the cvxopt optimum."""
+    _, y, K = _problem(40, 10)
+    lam = 0.3
+    m = KOMD(lam=lam, kernel="precomputed", tol=1e-12).fit(K, y)
+    a = y * m.gamma_
+    dense = (1.0 - lam) * a @ K @ a + lam * m.gamma_ @ m.gamma_
+    assert m.objective_ == pytest.approx(dense, rel=1e-12)
+    ref = solve_komd(K, y, lam, solver="cvxopt")[0]
+    assert m.objective_ == pytest.approx(komd_objective(K, y, lam, ref), rel=1e-8)
+
+
+def test_predict_is_the_sign_of_the_decision_with_the_second_class_positive():
+    """``predict`` gives ``classes_[1]`` where the decision is > 0 (string labels),
+    and the positive side is the class labelled +1 in eq. 2."""
+    X, y, _ = _problem(60, 11, shift=0.3)
+    labels = np.where(y > 0, "yes", "no")  # classes_ = ["no", "yes"]
+    m = KOMD(lam=0.1, sigma=2.0).fit(X, labels)
+    d = m.decision_function(X)
+    np.testing.assert_array_equal(m.predict(X), np.where(d > 0, "yes", "no"))
+    assert np.mean(m.predict(X) == labels) > 0.8
