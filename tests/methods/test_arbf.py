@@ -184,3 +184,65 @@ def test_auc_equals_sklearn_with_ties():
     y = rng.integers(0, 2, 200).astype(bool)
     s = np.round(rng.normal(size=200) + y, 1)  # many ties
     assert auc(y, s) == pytest.approx(roc_auc_score(y, s), abs=1e-14)
+
+
+def _dense_correlation(X, tau, columns):
+    """Eq. 1 by hand: raw columns, or (pearson) ``exp(-2 tau/m (1 - rho))``."""
+    m = X.shape[1]
+    if columns == "pearson":
+        return np.exp(-2.0 * tau / m * (1.0 - np.corrcoef(X.T)))
+    F = X.T
+    d = ((F[:, None, :] - F[None, :, :]) ** 2).sum(-1)
+    return np.exp(-tau / m * d)
+
+
+@pytest.mark.parametrize(
+    "mu_role, correlation", [("step", "raw"), ("weight", "raw"), ("step", "pearson")]
+)
+def test_beta_step_is_one_exponentiated_gradient_step_of_sec_4_2(mu_role, correlation):
+    """Every recorded beta follows Sec. 4.2 from the previous (beta, gamma), all
+    written densely: ``beta <- beta exp(-s beta (A + w C beta))`` with
+    ``A_r = a'(D_r * K_beta)a`` and C of eq. 1; ``(s, w) = (mu, 1)`` for
+    ``mu_role="step"``, ``(eta, mu)`` for ``"weight"`` (the chain-rule sign)."""
+    X, y = _data(40, 4)
+    mu, eta, tau = 0.7, 2.5, 1.0
+    m = ARBF(
+        lam=0.2, beta0=0.5, mu=mu, tau=tau, n_iter=3, mu_role=mu_role, eta=eta,
+        correlation=correlation,
+    ).fit(X, y)  # fmt: skip
+    s, w = (mu, 1.0) if mu_role == "step" else (eta, mu)
+    C = _dense_correlation(X, tau, correlation)
+    for t in range(3):
+        beta, a = m.beta_path_[t], y * m.gamma_path_[t]
+        D = [(X[:, r, None] - X[None, :, r]) ** 2 for r in range(4)]
+        K = np.exp(-sum(beta[r] * D[r] for r in range(4)))
+        A = np.array([a @ (D[r] * K) @ a for r in range(4)])
+        expected = beta * np.exp(-s * beta * (A + w * C @ beta))
+        np.testing.assert_allclose(m.beta_path_[t + 1], expected, rtol=1e-9)
+    assert m.n_clipped_ == 0
+
+
+def test_a_huge_beta_step_is_clipped_at_e_to_the_minus_30():
+    """``|log Delta_r| <= 30`` (MAX_LOG_STEP): a step of mu * grad ~ 1e3 shrinks
+    every beta by exactly e^-30 and is counted once per feature."""
+    X, y = _data(40, 4)
+    m = ARBF(lam=0.2, beta0=1.0, mu=1000.0, tau=10.0, n_iter=1).fit(X, y)
+    np.testing.assert_allclose(m.beta_path_[1], np.exp(-30.0), rtol=1e-12)
+    assert m.n_clipped_ == 4
+
+
+def test_recorded_paths_are_the_game_value_auc_and_eq_2():
+    """Per iteration t: ``objective_path_`` is Q = a'K_beta a, ``train_auc_`` the
+    training AUC of the scores K_beta a (sklearn), and ``objective_`` eq. 2 at the
+    final (beta, gamma), all from the dense kernel of the recorded beta."""
+    X, y = _data(50, 4)
+    lam = 0.2
+    m = ARBF(lam=lam, beta0=0.5, mu=10.0, tau=10.0, n_iter=3).fit(X, y)
+    for t in range(4):
+        K = anisotropic_rbf(X, X, m.beta_path_[t])
+        a = y * m.gamma_path_[t]
+        assert m.objective_path_[t] == pytest.approx(a @ K @ a, rel=1e-10)
+        assert m.train_auc_[t] == pytest.approx(roc_auc_score(y, K @ a), abs=1e-14)
+    g = m.gamma_
+    eq2 = (1 - lam) * (y * g) @ K @ (y * g) + lam * g @ g
+    assert m.objective_ == pytest.approx(eq2, rel=1e-10)
