@@ -495,6 +495,27 @@ def test_unconverged_solves_warn():
     assert clf.fit_status_ == 1 and not clf.converged_
 
 
+@pytest.mark.parametrize("half_factor", [False, True])
+def test_step_carries_gamma_of_eq_15(half_factor):
+    """Eq. (15) has gamma in front (gamma/2 with the exact 1/2): one step by hand at
+    gamma = 0.5 from the dense stacked gradient, ``v1 = d u / ||u||_1``."""
+    X, y = _noisy_problem(n=40)
+    y_pm = np.where(y == 1, 1.0, -1.0)
+    gamma, eta = 0.5, 0.05
+    with _kernel_weights_seen() as seen:
+        WRBFSVM(
+            gamma=gamma, eta=eta, n_iter=1, solver="cvxopt", tol=1e-12,
+            half_factor=half_factor,
+        ).fit(X, y)  # fmt: skip
+    d = X.shape[1]
+    D = squared_difference_stack(X)
+    K0 = wrbf_kernel_from_stack(D, np.ones(d), gamma)
+    alpha = _cvxopt_alpha(K0, y_pm)
+    grad = wrbf_gradient_from_stack(D, K0, y_pm * alpha, gamma, half_factor=half_factor)
+    u = np.maximum(1.0 - eta * grad, 0.0)
+    np.testing.assert_allclose(seen[1], d * u / u.sum(), rtol=1e-6)
+
+
 @pytest.mark.parametrize("n_classes", [2, 3])
 def test_ties_keep_the_earliest_iterate(n_classes):
     """Sec. 5: "if no improvement was achieved the WRBF would be identical to the
@@ -507,3 +528,24 @@ def test_ties_keep_the_earliest_iterate(n_classes):
     assert np.all(clf.dual_objective_history_ == clf.dual_objective_history_[0])
     assert clf.n_iter_ == 3
     np.testing.assert_array_equal(clf.best_iter_, 0)
+
+
+@pytest.mark.parametrize("multiclass", ["ovr", "ovo"])
+def test_separate_weights_objective_is_the_sum_over_problems(multiclass):
+    """shared_weights=False: the dual objective, its history and the kept
+    iterates are those of the binary WRBF problems fitted alone, summed."""
+    X, y = _noisy_problem(n=60, n_classes=3)
+    params = {"eta": 0.02, "n_iter": 4, "solver": "libsvm", "tol": 1e-10}
+    clf = WRBFSVM(**params, multiclass=multiclass, shared_weights=False).fit(X, y)
+    alone = []
+    for idx, y_pm in _binary_problems(y, multiclass):
+        alone.append(WRBFSVM(**params).fit(X[idx], y_pm > 0))
+    assert clf.dual_objective_ == pytest.approx(
+        sum(a.dual_objective_ for a in alone), rel=1e-9
+    )
+    np.testing.assert_allclose(
+        clf.dual_objective_history_,
+        np.sum([a.dual_objective_history_ for a in alone], axis=0),
+        rtol=1e-9,
+    )
+    np.testing.assert_array_equal(clf.best_iter_, [a.best_iter_ for a in alone])
