@@ -482,3 +482,78 @@ def test_paper_names_and_defaults():
     K, y = np.eye(4), np.array([1.0, -1.0, 1.0, -1.0])
     assert np.all(MKLm(C=6.0)._inner_problem(K, y).U[4:] == 2.0)
     assert np.all(EpsMKL(C=6.0)._inner_problem(K, y).p[4:] == 1.0)
+
+
+def test_mean_diag_specs_scale_by_the_training_mean_diagonal():
+    """A KernelSpec with normalize="mean_diag" divides the training and the test
+    block by the mean diagonal of the *training* block (methods/_kernels.py), and
+    the stored scale is that factor; decisions equal a precomputed fit on the
+    stacks scaled by hand."""
+    X, y = _data(seed=13, n=50)
+    Xtr, Xte, ytr = X[:40], X[40:], y[:40]
+    raw_specs = [KernelSpec("poly", degree=2), KernelSpec("linear")]
+    md_specs = [KernelSpec(s.kernel, s.degree, s.sigma, "mean_diag") for s in raw_specs]
+    Str, Ste = kernel_stack(Xtr, None, raw_specs), kernel_stack(Xte, Xtr, raw_specs)
+    s = 1.0 / np.mean(np.diagonal(Str, axis1=0, axis2=1), axis=1)
+    common = {"C": 10.0, "solver": INNER[0], "tol": 1e-6, "normalize": None}
+    raw = SimpleMKL(kernel=md_specs, **common).fit(Xtr, ytr)
+    pre = SimpleMKL(kernel="precomputed", **common).fit(Str * s, ytr)
+    np.testing.assert_allclose(raw.kernel_scales_, s, rtol=1e-12)
+    np.testing.assert_allclose(
+        raw.decision_function(Xte), pre.decision_function(Ste * s), rtol=1e-9
+    )
+
+
+def test_max_step_reaches_the_simplex_boundary():
+    """``_max_step``: the largest t with ``mu + t D >= 0``, from the ratios written
+    out, and the weight that is exactly 0 there."""
+    from methods.mkl._descent import _max_step
+
+    mu = np.array([0.1, 0.4, 0.3, 0.2])
+    D = np.array([-0.2, 0.5, -0.9, 0.6])
+    t, k = _max_step(mu, D)
+    assert t == pytest.approx(min(0.1 / 0.2, 0.3 / 0.9)) and k == 2
+    assert np.all(mu + t * D >= -1e-15) and (mu + t * D)[k] == pytest.approx(0.0)
+
+
+def test_clean_weights_zeroes_only_below_simplemkls_precision():
+    """Weights below 1e-8 (SimpleMKL's ``numericalprecision``) become exactly 0,
+    every other weight is kept, and the result is renormalized to the simplex."""
+    from methods.mkl._descent import _clean_weights
+
+    mu = np.array([0.5, 0.4989, 1e-3, 1e-4, 5e-9])
+    kept = np.array([0.5, 0.4989, 1e-3, 1e-4, 0.0])
+    np.testing.assert_allclose(_clean_weights(mu), kept / kept.sum(), rtol=1e-14)
+
+
+def test_budget_whose_last_step_reaches_tol_counts_as_converged():
+    """A fit capped one iteration before the one that would see the gap below
+    tol ends on the same weights; its gap is <= tol, so it is "duality_gap" and
+    converged, not "max_iter"."""
+    stack, y = _toy_stack(seed=1)
+    full = _mkl(SimpleMKL, C=10.0, tol=1e-3).fit(stack, y)
+    assert full.stop_reasons_ == ["duality_gap"] and full.n_iter_[0] >= 2
+    capped = _mkl(SimpleMKL, C=10.0, tol=1e-3, max_iter=int(full.n_iter_[0]) - 1)
+    capped.fit(stack, y)
+    np.testing.assert_array_equal(capped.kernel_weights_, full.kernel_weights_)
+    assert capped.duality_gap_[0] <= 1e-3
+    assert capped.stop_reasons_ == ["duality_gap"] and capped.converged_
+
+
+def test_a_stalled_descent_is_fit_status_2(monkeypatch):
+    """The documented codes: a pair whose line search stalled above tol gives
+    ``fit_status_ == 2`` (not 1, the max_iter code) and the warning with the
+    remedy. A stall needs inexact inner solves, so the descent's stop reason is
+    forced here."""
+    import methods.mkl._estimators as estimators
+
+    real = estimators.reduced_gradient_mkl
+
+    def stalled(*args, **kwargs):
+        return {**real(*args, **kwargs), "stop_reason": "stalled"}
+
+    monkeypatch.setattr(estimators, "reduced_gradient_mkl", stalled)
+    stack, y = _toy_stack(seed=0)
+    with pytest.warns(ConvergenceWarning, match="line search found no decrease"):
+        clf = _mkl(SimpleMKL, C=10.0).fit(stack, y)
+    assert clf.fit_status_ == 2 and not clf.converged_
