@@ -294,3 +294,17 @@ def test_paper_name():
 
 
 # scikit-learn's estimator checks for FDA run in tests/test_common.py.
+
+
+def test_linear_cosine_leaves_a_zero_row_at_zero():
+    """normalize="cosine" on the features: a zero row has no direction and stays
+    the zero vector (as methods.kernels.cosine_normalize leaves it), so the
+    model is the dense FDA on the unit rows with that row at 0."""
+    X, y, X_test = _two_blobs(seed=7)
+    X[0] = 0.0
+    unit = X / np.maximum(np.linalg.norm(X, axis=1, keepdims=True), 1e-300)
+    fda = FDA(normalize="cosine").fit(X, y)
+    w, b = _dense_linear_fda(unit, y, 1e-3)
+    np.testing.assert_allclose(fda.coef_[0], w, rtol=1e-10)
+    np.testing.assert_allclose(fda.intercept_[0], b, rtol=1e-10)
+    assert fda.decision_function(np.zeros((1, 3)))[0] == pytest.approx(b)

@@ -114,3 +114,51 @@ def test_bad_input_errors(data):
         pairwise_kernel(X[:, :2], Y, kernel="linear")
     with pytest.raises(ValueError, match="2-D array"):
         pairwise_kernel(X[0], kernel="linear")
+
+
+def test_cosine_normalization_of_a_zero_point_is_zero(data):
+    """A point with k(x, x) = 0 has no direction: its row (and column) of the
+    cosine-normalized kernel is 0, not NaN, in training and test blocks."""
+    X, Y = data
+    X = X.copy()
+    X[2] = 0.0
+    K = pairwise_kernel(X, kernel="linear", normalize="cosine")
+    assert np.all(K[2] == 0.0) and np.all(K[:, 2] == 0.0)
+    raw = X @ X.T
+    keep = np.arange(len(X)) != 2
+    d = np.sqrt(np.diag(raw)[keep])
+    np.testing.assert_allclose(
+        K[np.ix_(keep, keep)], raw[np.ix_(keep, keep)] / np.outer(d, d)
+    )
+    Kte = pairwise_kernel(Y, X, kernel="linear", normalize="cosine")
+    assert np.all(Kte[:, 2] == 0.0) and np.all(np.isfinite(Kte))
+
+
+def test_bank20_widths_and_degrees_are_the_printed_ones():
+    """mlsvm Sec. VII, written out (not read back from the module's constants):
+    "10 polynomial with degree from one to ten, ten Gaussian with bandwidth
+    sigma in {0.5, 1, 2, 5, 7, 10, 12, 15, 17, 20}"."""
+    bank = bank20(normalize=None)
+    poly = [("poly", d) for d in range(1, 11)]
+    assert [(s.kernel, s.degree) for s in bank[:10]] == poly
+    assert [s.sigma for s in bank[10:]] == [0.5, 1, 2, 5, 7, 10, 12, 15, 17, 20]
+
+
+def test_squared_distances_far_from_the_origin_are_never_negative():
+    """``||x||^2 + ||y||^2 - 2 x.y`` cancels far from the origin: the distances are
+    clipped at 0 and a training block has an exact 0 diagonal, so the Gaussian
+    kernel stays <= 1 with an exact unit diagonal (dense formula elsewhere)."""
+    from methods.kernels import squared_distances
+
+    rng = np.random.default_rng(5)
+    X = 1e4 + rng.normal(size=(20, 3))
+    dense = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
+    D = squared_distances(X)
+    np.testing.assert_array_equal(np.diag(D), 0.0)
+    np.testing.assert_allclose(D, dense, atol=1e-6)
+    assert np.all(squared_distances(X, X.copy()) >= 0.0)
+    K = pairwise_kernel(X, X.copy(), kernel="gaussian", sigma=0.1)
+    assert np.all(K <= 1.0)
+    np.testing.assert_array_equal(
+        np.diag(pairwise_kernel(X, kernel="gaussian", sigma=0.1)), 1.0
+    )
