@@ -549,3 +549,17 @@ def test_separate_weights_objective_is_the_sum_over_problems(multiclass):
         rtol=1e-9,
     )
     np.testing.assert_array_equal(clf.best_iter_, [a.best_iter_ for a in alone])
+
+
+def test_kernel_far_from_the_origin_stays_at_most_one():
+    """Eq. (9) is exp(-gamma * a nonnegative distance) for v >= 0: the one-product
+    form cancels far from the origin, so the exponent is clipped at 0 and the
+    block between the training points and a copy of them is <= 1 (close to the
+    double loop of the definition)."""
+    rng = np.random.default_rng(SEED)
+    X = 1e4 + rng.normal(size=(15, 3))
+    v = np.array([0.5, 1.0, 1.5])
+    K = wrbf_kernel(X, X.copy(), weights=v, gamma=2.0)
+    assert np.all(K <= 1.0)
+    loop = np.array([[np.exp(-2.0 * np.sum(v * (a - b) ** 2)) for b in X] for a in X])
+    np.testing.assert_allclose(K, loop, atol=1e-6)
