@@ -308,3 +308,15 @@ def test_linear_cosine_leaves_a_zero_row_at_zero():
     np.testing.assert_allclose(fda.coef_[0], w, rtol=1e-10)
     np.testing.assert_allclose(fda.intercept_[0], b, rtol=1e-10)
     assert fda.decision_function(np.zeros((1, 3)))[0] == pytest.approx(b)
+
+
+def test_multiclass_default_is_one_vs_one():
+    """The documented default decomposition: FDA() on iris is scikit-learn's
+    OneVsOneClassifier of binary FDAs (one-vs-rest differs there)."""
+    X, y = load_iris(return_X_y=True)
+    fda = FDA().fit(X, y)
+    ref = OneVsOneClassifier(FDA()).fit(X, y)
+    assert fda.intercept_.shape == (3,)
+    np.testing.assert_allclose(
+        fda.decision_function(X), ref.decision_function(X), rtol=1e-9, atol=1e-9
+    )

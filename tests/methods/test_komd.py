@@ -192,3 +192,11 @@ def test_predict_is_the_sign_of_the_decision_with_the_second_class_positive():
     d = m.decision_function(X)
     np.testing.assert_array_equal(m.predict(X), np.where(d > 0, "yes", "no"))
     assert np.mean(m.predict(X) == labels) > 0.8
+
+
+def test_default_tolerance_reaches_a_kkt_gap_of_1e_8():
+    """The documented default ``tol=1e-8``: a default fit's gamma has a dense KKT
+    gap of eq. 2 at most 1e-8."""
+    _, y, K = _problem(50, 12)
+    m = KOMD(lam=0.3, kernel="precomputed").fit(K, y)
+    assert _kkt_gap(K, y, 0.3, m.gamma_) <= 1e-8

@@ -557,3 +557,19 @@ def test_a_stalled_descent_is_fit_status_2(monkeypatch):
     with pytest.warns(ConvergenceWarning, match="line search found no decrease"):
         clf = _mkl(SimpleMKL, C=10.0).fit(stack, y)
     assert clf.fit_status_ == 2 and not clf.converged_
+
+
+def test_a_constant_kernel_is_left_unscaled_by_feature_variance():
+    """A constant kernel has zero variance in feature space; its computed
+    ``mean(diag K) - mean(K)`` is round-off (+2.8e-17 for 0.1 on 10 points), and
+    the kernel is left as it is (scale 1), not blown up by 1e16."""
+    stack, y = _toy_stack(seed=0, n=10)
+    const = np.full((10, 10, 1), 0.1)
+    assert np.mean(np.diag(const[:, :, 0])) - np.mean(const) != 0.0
+    clf = _mkl(SimpleMKL, C=10.0, normalize="feature_variance", check_psd=False)
+    clf.fit(np.concatenate([stack[:, :, :1], const], axis=2), y)
+    K0 = stack[:, :, 0]
+    assert clf.kernel_scales_[0] == pytest.approx(
+        1.0 / (np.mean(np.diag(K0)) - np.mean(K0)), rel=1e-12
+    )
+    assert clf.kernel_scales_[1] == 1.0
