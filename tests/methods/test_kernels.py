@@ -142,6 +142,10 @@ def test_bank20_widths_and_degrees_are_the_printed_ones():
     poly = [("poly", d) for d in range(1, 11)]
     assert [(s.kernel, s.degree) for s in bank[:10]] == poly
     assert [s.sigma for s in bank[10:]] == [0.5, 1, 2, 5, 7, 10, 12, 15, 17, 20]
+    # the labels name the columns of the mlsvm kernel-weight table
+    assert [s.label for s in bank] == [f"poly{d}" for d in range(1, 11)] + [
+        f"gauss{w}" for w in ("0.5", "1", "2", "5", "7", "10", "12", "15", "17", "20")
+    ]
 
 
 def test_squared_distances_far_from_the_origin_are_never_negative():

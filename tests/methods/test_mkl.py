@@ -374,6 +374,7 @@ def test_one_vs_one_pairs_are_binary_fits():
     clf = _mkl(SimpleMKL, C=10.0).fit(stack, labels)
     assert clf.kernel_weights_.shape == (3, len(SPECS))
     assert clf.dual_coef_.shape == (3, 45) and clf.intercept_.shape == (3,)
+    union: set[int] = set()
     for p, (i, j) in enumerate([(0, 1), (0, 2), (1, 2)]):
         idx = np.flatnonzero((y == i) | (y == j))
         pair = _mkl(SimpleMKL, C=10.0).fit(stack[np.ix_(idx, idx)], labels[idx])
@@ -382,6 +383,9 @@ def test_one_vs_one_pairs_are_binary_fits():
         np.testing.assert_allclose(clf.dual_coef_[p, idx], pair.dual_coef_[0])
         others = np.setdiff1d(np.arange(45), idx)
         assert np.all(clf.dual_coef_[p, others] == 0.0)
+        union.update(idx[pair.support_].tolist())
+    # support_: the training points that are support vectors of some pair
+    np.testing.assert_array_equal(clf.support_, sorted(union))
     d = clf.decision_function(stack)
     assert d.shape == (45, 3)
     np.testing.assert_array_equal(clf.predict(stack), clf.classes_[d.argmax(axis=1)])
