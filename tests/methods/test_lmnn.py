@@ -400,3 +400,63 @@ def test_own_lbfgs_follows_the_numpy_reference_bit_for_bit():
     assert res["nit"] == ref["nit"]
     np.testing.assert_array_equal(res["x"], ref["x"])
     assert res["fun"] == ref["fun"]
+
+
+def test_own_lbfgs_line_search_follows_the_numpy_reference_on_rosenbrock():
+    """Guards the line search and the stopping rule of the solver's own L-BFGS.
+
+    On the smooth quadratic-plus-softplus above every unit step is accepted, so the
+    Armijo test, the quadratic-interpolation step and its clamps to [0.1 t, 0.5 t]
+    never run; from (-1.2, 1) on Rosenbrock they do. Near the optimum |f| < 1, so
+    the relative decrease is taken against max(|f|, 1) (L-BFGS-B's ftol rule).
+    The iterates must be those of the independent numpy reference, bit for bit,
+    and every accepted step must lower f (Armijo, Nocedal & Wright Alg. 7.4).
+    """
+    from scipy.optimize import rosen, rosen_der
+
+    from benchmarks._lbfgs_reference import lbfgs_numpy
+    from methods.metric_learning._lmnn_solver import lbfgs
+
+    n_evals = [0]
+
+    def fun(x):
+        n_evals[0] += 1
+        return float(rosen(x)), rosen_der(x)
+
+    x0 = np.array([-1.2, 1.0])
+    values = []
+    res = lbfgs(fun, x0, max_iter=200, tol=1e-9, callback=values.append)
+    assert n_evals[0] > res["nit"] + 1, "no step was ever backtracked"
+    ref = lbfgs_numpy(fun, x0, max_iter=200, tol=1e-9)
+    assert res["status"] == 0
+    assert res["nit"] == ref["nit"]
+    np.testing.assert_array_equal(res["x"], ref["x"])
+    assert np.all(np.diff([rosen(x0), *values]) < 0)
+
+
+@pytest.mark.parametrize("x0", [0.5, 0.5 + 1e-5])
+def test_own_lbfgs_backtracking_rules_on_a_parabola(x0):
+    """Guards the Armijo test and the clamp of the interpolated step.
+
+    f(x) = x^2 from x0: the first trial is the unit step against the gradient,
+    to x0 - 1. From 0.5 it leaves f unchanged, which the sufficient decrease
+    f_new <= f + 1e-4 t slope rejects; the quadratic interpolation is then exact
+    and lands on 0. From 0.5 + 1e-5 it lowers f by less than Armijo asks; the
+    interpolated step (just above t / 2) is clamped to t / 2. Both runs must match
+    the numpy reference bit for bit.
+    """
+    from benchmarks._lbfgs_reference import lbfgs_numpy
+    from methods.metric_learning._lmnn_solver import lbfgs
+
+    def fun(x):
+        return float(x @ x), 2.0 * x
+
+    start = np.array([x0])
+    res = lbfgs(fun, start, max_iter=50, tol=0.0)
+    ref = lbfgs_numpy(fun, start, max_iter=50, tol=0.0)
+    assert res["nit"] == ref["nit"]
+    np.testing.assert_array_equal(res["x"], ref["x"])
+    first = lbfgs(fun, start, max_iter=1, tol=0.0)
+    expected = 0.0 if x0 == 0.5 else x0 - 0.5  # t = 1, rejected; then t = 1/2
+    assert first["x"][0] == pytest.approx(expected, abs=1e-15)
+    assert first["fun"] < x0**2
