@@ -84,3 +84,51 @@ def test_label_rule_scores_the_predicted_label_and_its_auc_is_balanced_accuracy(
 def test_too_many_neighbors_raises():
     with pytest.raises(ValueError, match="n_neighbors=5 needs at least"):
         MetricKNN(n_neighbors=5).fit(np.zeros((3, 2)), [0, 1, 0])
+
+
+def test_distance_ties_go_to_the_lower_training_index():
+    """Guards the documented tie rule of ``kneighbors`` (a stable sort).
+
+    Integer points on a line give many exactly equal distances (the squared
+    distances are exact in floating point); the neighbours must be the first k
+    of the (distance, index) order, computed by ``np.lexsort``.
+    """
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 3, size=(200, 1)).astype(float)
+    y = rng.integers(0, 2, size=200)
+    Xt = np.array([[0.0], [1.0], [2.0], [0.5]])
+    knn = MetricKNN(n_neighbors=7).fit(X, y)
+    dist, idx = knn.kneighbors(Xt)
+    for q in range(len(Xt)):
+        d = np.abs(X[:, 0] - Xt[q, 0])
+        expected = np.lexsort((np.arange(len(X)), d))[:7]
+        np.testing.assert_array_equal(idx[q], expected)
+        np.testing.assert_array_equal(dist[q], d[expected])
+
+
+def test_distance_weights_give_a_point_at_distance_zero_all_the_weight():
+    """Guards ``weights="distance"`` when a test point coincides with training ones.
+
+    As scikit-learn: the training points at distance 0 share all the weight (the
+    inverse distance is infinite). Integer coordinates make those distances
+    exactly 0 in both.
+    """
+    rng = np.random.default_rng(1)
+    X = rng.integers(0, 4, size=(40, 2)).astype(float)
+    y = rng.integers(0, 3, size=40)
+    Xt = np.vstack([X[:6], [[0.5, 0.5], [1.5, 2.5]]])
+    ours = MetricKNN(n_neighbors=5, weights="distance").fit(X, y)
+    ref = KNeighborsClassifier(n_neighbors=5, weights="distance").fit(X, y)
+    P = ours.predict_proba(Xt)
+    assert np.all(np.isfinite(P))
+    np.testing.assert_allclose(P, ref.predict_proba(Xt))
+    np.testing.assert_array_equal(ours.predict(Xt), ref.predict(Xt))
+
+
+def test_as_many_neighbors_as_training_samples_is_allowed():
+    """Guards the bound of ``n_neighbors``: k = n votes with every training point."""
+    X, y = make_blobs(n_samples=7, centers=2, random_state=0)
+    Xt = X[:3] + 0.1
+    ours = MetricKNN(n_neighbors=7).fit(X, y)
+    ref = KNeighborsClassifier(n_neighbors=7).fit(X, y)
+    np.testing.assert_allclose(ours.predict_proba(Xt), ref.predict_proba(Xt))
