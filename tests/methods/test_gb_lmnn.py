@@ -143,3 +143,98 @@ def test_init_array_of_the_wrong_width_is_refused():
     X, y = _data()
     with pytest.raises(ValueError, match="init has shape"):
         GBLMNN(init=np.eye(3)).fit(X, y)
+
+
+def _round_embeddings(m, X):
+    """The embedding before each round and each tree's fitted values H_t(X)."""
+    Phi = X @ m.components_.T
+    out = []
+    for step, tree in zip(m.steps_, m.estimators_):
+        H = tree.predict(X).reshape(Phi.shape)
+        out.append((Phi, H, step))
+        Phi = Phi + step * H
+    return out
+
+
+@pytest.mark.parametrize("step_rule", ["authors", "line_search"])
+def test_each_step_is_the_largest_the_rule_accepts(step_rule):
+    """Guards the step rules of the boosting, recomputed from the fitted trees.
+
+    ``"authors"`` (gb_lmnn.m): the trial step is 1.01 times the last, halved while
+    the loss would rise; so the accepted step does not raise the loss, and if it
+    was halved, twice it would have. ``"line_search"``: Armijo backtracking from
+    twice the last step, with slope <G, H>; the accepted step meets the sufficient
+    decrease, and if it was halved, twice it does not. Losses from
+    ``gb_lmnn_loss`` (checked against the dense triplet sum above).
+    """
+    X, y = _data(40, 3, seed=2)
+    if step_rule == "authors":
+        # the rule is scale-free (the tree fits the raw gradient): data scaled by
+        # 1/32 and the margin by 1/32^2 take the same steps with a loss below 1,
+        # which exposes any absolute slack in "the loss would rise"
+        X = X / 32.0
+        m = GBLMNN(n_estimators=12, init="identity", learning_rate=0.5,
+                   margin=1.0 / 32**2, random_state=0).fit(X, y)
+        grow = 1.01
+    else:
+        m = GBLMNN(n_estimators=12, init="identity", step_rule="line_search",
+                   learning_rate=0.5, random_state=0).fit(X, y)
+        grow = 2.0
+    tn = m.target_neighbors_
+    assert len(m.estimators_) == 12
+    prev, halved = m.learning_rate, 0
+    for Phi, H, step in _round_embeddings(m, X):
+        f, G = gb_lmnn_loss(Phi, y, tn, 0.5, m.margin)
+        slope = float(np.sum(G * H)) if step_rule == "line_search" else 0.0
+        assert slope <= 0.0
+
+        def accepted(s, f=f, Phi=Phi, H=H, slope=slope):
+            new = gb_lmnn_loss(Phi + s * H, y, tn, 0.5, m.margin)[0]
+            return new <= f + 1e-4 * s * slope
+
+        assert accepted(step)
+        assert step <= grow * prev * (1 + 1e-12)
+        if step < grow * prev * (1 - 1e-12):
+            halved += 1
+            assert not accepted(2.0 * step)
+        prev = step
+    assert halved > 0  # the backtracking was exercised
+
+
+def test_line_search_steps_are_in_units_of_the_embedding():
+    """Guards the gradient scaling of ``step_rule="line_search"``.
+
+    The tree fits the negative gradient scaled to unit mean row norm, so the step
+    is in units of the embedding whatever the loss's scale. Scaling X by c = 4
+    (and the margin by c^2) scales the loss by c^2 and its gradient by c but
+    leaves the scaled targets, hence the trees, unchanged: with the first step
+    scaled by c too, every step and the map scale by c (exactly: c is a power
+    of 2).
+    """
+    X, y = _data(40, 3, seed=2)
+    c = 4.0
+    kw = dict(n_estimators=8, init="identity", step_rule="line_search", random_state=0)
+    a = GBLMNN(learning_rate=0.1, **kw).fit(X, y)
+    b = GBLMNN(learning_rate=0.1 * c, margin=c**2, **kw).fit(c * X, y)
+    assert len(a.steps_) == len(b.steps_) == 8
+    np.testing.assert_allclose(b.steps_, c * a.steps_, rtol=1e-12)
+    np.testing.assert_allclose(b.loss_, c**2 * a.loss_, rtol=1e-12)
+    np.testing.assert_allclose(b.transform(c * X), c * a.transform(X), rtol=1e-12)
+
+
+def test_cached_metric_learner_refits_for_other_labels():
+    """Guards the cache key of CachedMetricLearner: the labels are part of it.
+
+    The same X with other labels (another target set, another loss) must give
+    the fit of those labels, not the cached one of the first.
+    """
+    from methods.metric_learning._cached import _CACHE, CachedMetricLearner
+
+    X, y = _data()
+    y2 = (X[:, 0] > 0).astype(int)
+    _CACHE.clear()
+    est = GBLMNN(n_estimators=3, init="identity", random_state=0)
+    CachedMetricLearner(est).fit(X, y)
+    b = CachedMetricLearner(est).fit(X, y2)
+    fresh = GBLMNN(n_estimators=3, init="identity", random_state=0).fit(X, y2)
+    np.testing.assert_array_equal(b.transform(X), fresh.transform(X))
