@@ -184,3 +184,92 @@ def test_compiled_projection_lands_on_its_constraint(delta, gamma):
     assert np.linalg.eigvalsh(M).min() > 0
     if np.isinf(gamma):
         assert xi[0] == pytest.approx(p * (0.5 if delta == 1 else 2.0))
+
+
+def _two_blobs(n=40, seed=7):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    y = np.repeat([0, 1], n // 2)
+    X[y == 1, 0] += 1.0
+    return X, y
+
+
+def test_fit_pulls_similar_pairs_and_pushes_dissimilar_ones():
+    """Guards the constraint signs and bounds of ``ITML.fit`` (Davis et al. Alg. 1).
+
+    Same-class pairs get the upper bound u (``delta = +1``), different-class pairs
+    the lower bound l (``-1``), so the learned metric must separate the classes
+    more than the Euclidean one: the ratio of mean different-class to mean
+    same-class squared distance (over all pairs, a dense formula) grows. And
+    ``components_`` must factor ``metric_`` (``transform`` distances are d_M).
+    """
+    X, y = _two_blobs()
+    est = ITML(gamma=1.0, max_iter=2000).fit(X, y)
+    M = est.metric_
+    diff = X[:, None] - X[None]
+    D = np.einsum("ija,ab,ijb->ij", diff, M, diff)
+    E = np.sum(diff**2, axis=2)
+    same = (y[:, None] == y[None]) & ~np.eye(len(y), dtype=bool)
+    other = y[:, None] != y[None]
+    ratio, euclid = D[other].mean() / D[same].mean(), E[other].mean() / E[same].mean()
+    assert ratio > 1.2 * euclid
+    np.testing.assert_allclose(est.components_.T @ est.components_, M, atol=1e-10)
+    Z = est.transform(X)
+    np.testing.assert_allclose(np.sum((Z[:, None] - Z[None]) ** 2, axis=2), D,
+                               rtol=1e-8, atol=1e-10)
+
+
+def test_bounds_are_percentiles_of_distinct_pair_distances():
+    """Guards u and l: the 5th/95th percentiles of distances of pairs i != j.
+
+    On 10 points about 1 in 10 sampled pairs is (i, i) (11 of the 100 here);
+    counted, those zeros would make the 5th percentile u = 0. Both bounds must
+    lie within the range of the distinct-pair squared distances (scipy's pdist),
+    u below l.
+    """
+    from scipy.spatial.distance import pdist
+
+    X, y = _two_blobs(n=10, seed=3)
+    u, l_ = ITML().fit(X, y).bounds_
+    d2 = pdist(X) ** 2
+    assert d2.min() <= u < l_ <= d2.max()
+    assert u >= np.percentile(d2, 1) and l_ <= np.percentile(d2, 99.5)
+
+
+def test_default_constraint_count_is_twenty_c_squared():
+    """Guards ``n_constraints=None``: 20 c^2 pairs, as Davis et al.'s code."""
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(45, 3))
+    y = np.repeat([0, 1, 2], 15)
+    X[y == 1, 0] += 1.0
+    a = ITML().fit(X, y)
+    b = ITML(n_constraints=180).fit(X, y)
+    np.testing.assert_array_equal(a.metric_, b.metric_)
+
+
+def test_gaussian_kernel_itml_equals_feature_itml_on_explicit_features():
+    """Guards the kernelized coordinates (Davis et al. Sec. 4) for a full-rank kernel.
+
+    ITML from M0 = I is rotation invariant, so kernel="gaussian" must give the
+    distances of feature ITML on explicit features with that Gram matrix,
+    Phi = K^1/2 (training) and k(x, X) K^-1/2 (test points), a dense reference.
+    Every eigenvalue of this K (the smallest ~0.005 of the largest) must be kept.
+    """
+    from methods._kernels import pairwise_kernel
+
+    X, y = _two_blobs(n=30, seed=9)
+    Xt = np.random.default_rng(10).normal(size=(5, 3))
+    sigma = 0.7
+    K = pairwise_kernel(X, kernel="gaussian", sigma=sigma)
+    w, V = np.linalg.eigh(K)
+    Phi = (V * np.sqrt(w)) @ V.T
+    Kt = pairwise_kernel(Xt, X, kernel="gaussian", sigma=sigma)
+    Phi_t = Kt @ (V / np.sqrt(w)) @ V.T
+    a = ITML(kernel="gaussian", sigma=sigma, max_iter=300).fit(X, y)
+    b = ITML(max_iter=300).fit(Phi, y)
+    assert a.components_.shape == (30, 30)
+    Ra, Rb = a.transform(X), b.transform(Phi)
+    for A, B in [(Ra, Rb), (a.transform(Xt), b.transform(Phi_t))]:
+        Da = np.sum((A[:, None] - Ra[None]) ** 2, axis=2)
+        Db = np.sum((B[:, None] - Rb[None]) ** 2, axis=2)
+        np.testing.assert_allclose(Da, Db, rtol=1e-6, atol=1e-8)
