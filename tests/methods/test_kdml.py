@@ -341,3 +341,82 @@ def test_method2_convergence_reaches_the_record(problem):
     )
     assert _record_of([fold], X, codes)["converged"] is False
     assert "metric_converged" not in solver_diagnostics(MetricKNN().fit(X, codes))
+
+
+def test_prototypes_below_c_dimensions_are_equally_spaced_on_the_circle():
+    """Guards the m = 2 < c prototypes: the c points e^{2 pi i k / c} (unit circle)."""
+    for c in (3, 5, 7):
+        ang = 2.0 * np.pi * np.arange(c) / c
+        np.testing.assert_allclose(
+            prototype_targets(c, 2), np.column_stack([np.cos(ang), np.sin(ang)]),
+            atol=1e-15,
+        )
+
+
+def test_project_psd_is_the_frobenius_projection():
+    """Guards ``project_psd`` by the projection's optimality conditions (Moreau).
+
+    P = proj(B) onto the PSD cone iff P is PSD, B - P is negative semidefinite
+    and <P, B - P> = 0; then ||B - P||_F is the norm of B's negative eigenvalues
+    (which |B|, also PSD and orthogonal to B - |B|, would double).
+    """
+    rng = np.random.default_rng(3)
+    W = rng.normal(size=(4, 4))
+    B = W + W.T
+    P = project_psd(B)
+    assert np.linalg.eigvalsh(P).min() >= -1e-12
+    assert np.linalg.eigvalsh(B - P).max() <= 1e-12
+    assert abs(np.sum(P * (B - P))) <= 1e-12 * np.sum(B * B)
+    w = np.linalg.eigvalsh(B)
+    assert w.min() < 0
+    assert np.linalg.norm(B - P) == pytest.approx(np.linalg.norm(w[w < 0]))
+
+
+def _pair_sq(F):
+    return np.sum((F[:, None] - F[None]) ** 2, axis=2)
+
+
+def test_method1_map_is_eq8_and_its_distances_eq10(problem):
+    """Guards ``KDMLFixedKernel.transform``: f(x) = sum_i K(x, x_i) c_i (eq. 8), with
+    one Gaussian per output (K diagonal), and distances ||f(x) - f(x')||_A with
+    A = ``get_mahalanobis_matrix()`` = L^T L (eq. 10), by dense formulas."""
+    rng, X, codes, Y, _ = problem
+    est = KDMLFixedKernel(sigma=0.8, gamma=GAMMA, lam=LAM, rho=RHO, max_iter=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est.fit(X, codes)
+    Xt = rng.normal(size=(4, X.shape[1]))
+    Xa = np.vstack([X, Xt])
+    F = np.column_stack(
+        [_gaussian(Xa, X, s) @ est.dual_coef_[t] for t, s in enumerate(est.spreads_)]
+    )
+    np.testing.assert_allclose(est.output_map(Xa), F, rtol=1e-12, atol=1e-12)
+    A = est.get_mahalanobis_matrix()
+    diff = F[:, None] - F[None]
+    np.testing.assert_allclose(
+        _pair_sq(est.transform(Xa)), np.einsum("ija,ab,ijb->ij", diff, A, diff),
+        rtol=1e-9, atol=1e-12,
+    )
+
+
+def test_method2_map_is_eq16_and_its_distances_eq18(problem):
+    """Guards ``KDMLParamKernel.transform``: f(x) = sum_i k(x, x_i) B c_i (eq. 16),
+    and distances ||C (k(x) - k(x'))||_A with A = ``get_mahalanobis_matrix()`` =
+    B^2 (eq. 18), by dense formulas."""
+    rng, X, codes, Y, _ = problem
+    est = KDMLParamKernel(sigma=0.8, gamma=GAMMA, lam=LAM, rho=RHO, max_iter=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est.fit(X, codes)
+    Xt = rng.normal(size=(4, X.shape[1]))
+    Xa = np.vstack([X, Xt])
+    k = _gaussian(Xa, X, 0.8)  # row a: k(x_a, x_i) over the training points
+    F = np.stack([est.B_ @ (est.dual_coef_ @ k[a]) for a in range(len(Xa))])
+    np.testing.assert_allclose(est.transform(Xa), F, rtol=1e-12, atol=1e-12)
+    CK = k @ est.dual_coef_.T  # row a: C k(x_a)
+    A = est.get_mahalanobis_matrix()
+    diff = CK[:, None] - CK[None]
+    np.testing.assert_allclose(
+        _pair_sq(est.transform(Xa)), np.einsum("ija,ab,ijb->ij", diff, A, diff),
+        rtol=1e-9, atol=1e-12,
+    )
