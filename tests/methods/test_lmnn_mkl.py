@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
@@ -576,3 +578,211 @@ def test_record_converged_counts_the_inner_lmnn_steps():
     assert _record_of(inner_capped, X, y)["converged"] is False
     plain = [fold(0, {"converged": True}), fold(1, {"converged": True})]
     assert _record_of(plain, X, y)["converged"] is True
+
+
+def test_pair_distances_for_a_full_rank_p_are_the_dense_formula():
+    """Guards ``pair_distances`` away from rank one (the weight step starts there).
+
+    d^2_{A,P}(i, j) = sum_{l,l'} P_ll' (Z_l[i] - Z_l[j]) . (Z_l'[i] - Z_l'[j])
+    (eq. 7 with A = L^T L), by explicit sums, for a P with eigenvalues spread over
+    two orders of magnitude: every eigen-direction of P counts.
+    """
+    from methods.metric_learning._kernel_weights import (
+        kernel_map_projections,
+        pair_distances,
+    )
+
+    K, A, L, y, tn = _toy(n=10, seed=4)
+    Z = kernel_map_projections(K, L)
+    U = np.linalg.qr(np.random.default_rng(4).normal(size=(3, 3)))[0]
+    P = (U * [0.6, 0.05, 0.006]) @ U.T
+    D = pair_distances(Z, P)
+    n = K.shape[0]
+    ref = np.zeros((n, n))
+    for i in range(n):
+        for j in range(n):
+            dz = Z[:, i] - Z[:, j]  # (m, r): row l is Z_l[i] - Z_l[j]
+            ref[i, j] = np.sum(P * (dz @ dz.T))
+    np.testing.assert_allclose(D, ref, rtol=1e-9, atol=1e-12 * ref.max())
+    # and through eq. 7 directly: B_ij A B_ij^T with B_ij = [K_l^i - K_l^j]_l
+    B = np.stack([K[:, 0, l] - K[:, 1, l] for l in range(3)])
+    assert D[0, 1] == pytest.approx(np.sum(P * (B @ A @ B.T)), rel=1e-9)
+
+
+def test_p_step_with_another_margin_matches_cvxopt_and_certifies_its_gap():
+    """Guards the margin in the cuts of eq. 15 and the stopping certificate.
+
+    The cvxopt reference with one slack per triplet at margin 2 (the other tests
+    use 1, where margin * count and count agree); the returned P must carry its
+    own certificate, objective - lower bound <= tol * max(1, |objective|), and
+    its objective must be eq. 15 evaluated at P, also from a warm start P0.
+    """
+    K, A, L, y, tn = _toy(n=10, seed=5)
+    prob = PStepProblem.from_metric(K, L, y, tn, push_weight=0.5, margin=2.0,
+                                    n_groups=3)
+    W = np.zeros((3, 3))
+    # tol = 1e-5: the cutting planes pass gaps of 1e-2 ... 2.5e-5 on the way
+    res = solve_p_step(prob, 0.0, W, tol=1e-5)
+    P_ref, f_ref = _reference_p_step(K, A, y, tn, 0.0, W, margin=2.0)
+    assert res.converged
+    assert res.objective - res.lower_bound <= 1e-5 * max(1.0, abs(res.objective))
+    assert res.objective == pytest.approx(prob.objective(res.P), rel=1e-9)
+    assert f_ref <= res.objective * (1 + 1e-8) <= f_ref * (1 + 1e-5)
+    # warm-started from that P (as the weight step does), a fresh problem
+    # reports the objective of the P it returns, no worse than the start
+    prob2 = PStepProblem.from_metric(K, L, y, tn, push_weight=0.5, margin=2.0,
+                                     n_groups=3)
+    res2 = solve_p_step(prob2, 0.0, W, P0=res.P, tol=1e-5)
+    assert res2.objective == pytest.approx(prob2.objective(res2.P), rel=1e-9)
+    assert res2.objective <= res.objective * (1 + 1e-9)
+
+
+def test_rank_one_direction_is_eq16_the_m_minus_1_smallest_eigenvectors():
+    """Guards eq. 16: W = U U^T, U the eigenvectors of the m - 1 smallest
+    eigenvalues of P, so W is the rank m - 1 projector with W u_1 = 0 (u_1 the
+    leading eigenvector) and tr(P W) the sum of the m - 1 smallest eigenvalues
+    (eq. 17's tail, which the penalty w tr(P W) drives to 0)."""
+    rng = np.random.default_rng(6)
+    G = rng.normal(size=(4, 4))
+    P = G @ G.T
+    lam, U = np.linalg.eigh(P)
+    W = rank_one_direction(P)
+    np.testing.assert_allclose(W @ W, W, atol=1e-12)
+    assert np.trace(W) == pytest.approx(3.0)
+    np.testing.assert_allclose(W @ U[:, -1], 0.0, atol=1e-12)
+    assert np.trace(P @ W) == pytest.approx(lam[:-1].sum(), rel=1e-12)
+
+
+def test_weight_step_accepts_rank_one_relative_to_the_trace():
+    """Guards eq. 17's test: the tail is compared with rank_tol * tr(P).
+
+    A P on the simplex of eq. 15 has tr(P) <= 1, so a tail equal to rank_tol is
+    not yet rank one. The weight step is rerun (same deterministic path) with
+    rank_tol set to the tail of a solve before the accepted one: the P it
+    returns must meet tail <= rank_tol * tr(P), which that solve's does not.
+    """
+    from methods.metric_learning._kernel_weights import tail_eigenvalues
+
+    K, A, L, y, tn = _toy(seed=2)
+    full = weight_step(PStepProblem.from_metric(K, L, y, tn), np.zeros((3, 3)))
+    assert full.rank_one and len(full.history) >= 2
+    rank_tol = full.history[-2]["tail"]
+    assert rank_tol > 0
+    res = weight_step(
+        PStepProblem.from_metric(K, L, y, tn), np.zeros((3, 3)), rank_tol=rank_tol
+    )
+    assert res.rank_one
+    assert np.trace(res.P) < 1.0
+    assert tail_eigenvalues(res.P) <= rank_tol * np.trace(res.P)
+
+
+def _split_bank(n=30, seed=0):
+    """Training stack, test block and labels of ``_bank``'s three kernels."""
+    X, y, specs, K = _bank(n=n, seed=seed)
+    third = np.arange(n) % 3 == 0
+    tr, te = np.flatnonzero(~third), np.flatnonzero(third)
+    return K[np.ix_(tr, tr)], kernel_stack_te(X, specs, tr, te), y[tr], y[te]
+
+
+def test_kernel_sum_and_single_kernel_are_1nn_after_lmnn_on_that_kernel():
+    """Guards LMNN_H and LMNN-MKL_CV against LMNN and 1-NN run by hand (Sec. 6).
+
+    LMNN_H: LMNN on the unweighted sum of the mean-diagonal-normalized kernels,
+    then 1-NN; LMNN-MKL_CV with ``kernel_index=2``: the same on that kernel alone.
+    """
+    from methods.metric_learning import LMNN, MetricKNN
+    from methods.metric_learning._lmnn_mkl import LMNNKernelSum, LMNNSingleKernel
+
+    K_tr, K_te, y_tr, _ = _split_bank(seed=4)
+    scale = np.mean(np.diagonal(K_tr, axis1=0, axis2=1), axis=1)
+    params = dict(n_neighbors=2, lmnn_params={"max_iter": 10})
+    for est, ref_tr, ref_te in [
+        (LMNNKernelSum(**params), (K_tr / scale).sum(2), (K_te / scale).sum(2)),
+        (LMNNSingleKernel(kernel_index=2, **params), K_tr[:, :, 2] / scale[2],
+         K_te[:, :, 2] / scale[2]),
+    ]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            est.fit(K_tr, y_tr)
+            lmnn = LMNN(n_neighbors=2, kernel="precomputed", max_iter=10)
+            ref = MetricKNN(lmnn, n_neighbors=1).fit(ref_tr, y_tr)
+        np.testing.assert_allclose(
+            est.knn_.metric_learner_.components_, ref.metric_learner_.components_
+        )
+        np.testing.assert_array_equal(est.predict(K_te), ref.predict(ref_te))
+        assert est.knn_.n_neighbors == 1
+
+
+def test_lmnn_mkl_p_replays_algorithm_1_from_its_steps():
+    """Guards LMNN-MKL_P's alternation (Algorithm 1) by replaying two rounds by hand.
+
+    From A_0 = I, mu_0 = 1/m and W = 0 (Sec. 6), with the target neighbours of
+    K_mu0 in the feature-space metric K_ii + K_jj - 2 K_ij fixed for every round:
+    round t solves the weight step at the previous A (warm start P0 = mu mu^T,
+    W carried on), then LMNN on K_mu warm-started from the previous A. The
+    replay must give the fitted weights, metric, ``rank_one_`` (every round) and
+    the 1-NN predictions on K_mu of a test block.
+    """
+    from methods.metric_learning import LMNN, MetricKNN, target_neighbors
+    from methods.metric_learning._lmnn_mkl import LMNNMKLP
+
+    K_tr, K_te, y, _ = _split_bank(n=24, seed=5)
+    Kn = K_tr / np.mean(np.diagonal(K_tr, axis1=0, axis2=1), axis=1)
+    Kn_te = K_te / np.mean(np.diagonal(K_tr, axis1=0, axis2=1), axis=1)
+    kw = dict(n_neighbors=2, max_iter=2, tol=0.0, weight_tol=0.0, p_tol=1e-4,
+              lmnn_params={"max_iter": 15})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est = LMNNMKLP(**kw).fit(K_tr, y)
+    n, m = len(y), 3
+    mu = np.full(m, 1.0 / m)
+    K_mu = Kn @ mu
+    d = np.diag(K_mu)
+    D = np.maximum(d[:, None] + d[None, :] - 2 * K_mu, 0.0)
+    np.fill_diagonal(D, 0.0)
+    tn = target_neighbors(D, y, 2, metric="precomputed")
+    np.testing.assert_array_equal(est.target_neighbors_, tn)
+    L, init, W, rank_one = np.eye(n), "identity", np.zeros((m, m)), True
+    for t in range(2):
+        prob = PStepProblem.from_metric(Kn, L, y, tn, n_groups=16)
+        ws = weight_step(prob, W, P0=np.outer(mu, mu), tol=1e-4)
+        mu, W, rank_one = ws.mu, ws.W, rank_one and ws.rank_one
+        np.testing.assert_allclose(est.weight_path_[t], mu, atol=1e-10)
+        lmnn = LMNN(n_neighbors=2, kernel="precomputed", check_psd=False,
+                    max_iter=15, init=init)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            lmnn.fit(Kn @ mu, y, target_neighbors=tn)
+        L, init = lmnn.components_, lmnn.get_mahalanobis_matrix()
+    np.testing.assert_allclose(est.metric_learner_.components_, L, atol=1e-8)
+    assert est.rank_one_ is rank_one
+    ref = MetricKNN(n_neighbors=1).fit(lmnn.transform(Kn @ mu), y)
+    expected = ref.predict(lmnn.transform(Kn_te @ mu))
+    np.testing.assert_array_equal(est.predict(K_te), expected)
+
+
+def test_lmnn_mkl_p_rank_one_is_every_round_not_the_last(monkeypatch):
+    """Guards ``rank_one_``: one weight step without eq. 17 stays recorded.
+
+    As ``lmnn_converged_``: a round-1 weight step that kept a P of higher rank
+    (its mu the leading eigenvector's) is not undone by a rank-one round 2.
+    """
+    import methods.metric_learning._lmnn_mkl as mod
+    from methods.metric_learning._lmnn_mkl import LMNNMKLP
+
+    real, seen = mod.weight_step, []
+
+    def first_round_not_rank_one(*args, **kwargs):
+        res = real(*args, **kwargs)
+        res.rank_one = bool(seen)
+        seen.append(res.rank_one)
+        return res
+
+    monkeypatch.setattr(mod, "weight_step", first_round_not_rank_one)
+    _, y, _, K = _bank(n=12)
+    est = LMNNMKLP(n_neighbors=2, max_iter=2, p_tol=1e-4, tol=0.0, weight_tol=0.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est.fit(K, y)
+    assert seen == [False, True]
+    assert est.rank_one_ is False
