@@ -420,3 +420,28 @@ def test_method2_map_is_eq16_and_its_distances_eq18(problem):
         _pair_sq(est.transform(Xa)), np.einsum("ija,ab,ijb->ij", diff, A, diff),
         rtol=1e-9, atol=1e-12,
     )
+
+
+def test_one_dimensional_prototypes_are_equally_spaced_on_minus_one_to_one():
+    """Guards the m = 1 prototypes: c equally spaced points on [-1, 1]."""
+    for c in (2, 3, 5):
+        np.testing.assert_allclose(
+            prototype_targets(c, 1)[:, 0], -1.0 + 2.0 * np.arange(c) / (c - 1)
+        )
+
+
+@pytest.mark.parametrize("cls", [KDMLFixedKernel, KDMLParamKernel])
+def test_descent_stops_at_the_first_relative_decrease_below_tol(problem, cls):
+    """Guards both methods' stopping rule, recomputed from objective_history_:
+    the descent ends at the first iteration whose relative decrease of the
+    objective (eq. 9 / eq. 17) is <= tol, and not before."""
+    rng, X, codes, Y, _ = problem
+    tol = 1e-6
+    est = cls(sigma=0.8, gamma=GAMMA, lam=LAM, rho=0.05, max_iter=100, tol=tol)
+    est.fit(X, codes)
+    h = est.objective_history_
+    assert est.converged_ and len(h) == est.n_iter_ >= 3
+    rel = np.abs(np.diff(h)) / np.maximum(np.abs(h[:-1]), 1e-12)
+    assert rel[-1] <= tol
+    assert np.all(rel[:-1] > tol)
+

@@ -786,3 +786,65 @@ def test_lmnn_mkl_p_rank_one_is_every_round_not_the_last(monkeypatch):
         est.fit(K, y)
     assert seen == [False, True]
     assert est.rank_one_ is False
+
+
+@pytest.mark.parametrize("tol", [10.0, 1e-2])
+def test_lmnn_mkl_p_stops_at_the_first_round_meeting_both_tolerances(tol):
+    """Guards Algorithm 1's stopping rule, recomputed from the recorded paths.
+
+    The alternation ends at the first round t >= 2 with max |mu_t - mu_{t-1}| <=
+    weight_tol and |obj_t - obj_{t-1}| <= tol * max(|obj_{t-1}|, margin). With
+    ``tol=10`` the weights decide (they move for two rounds); with ``tol=1e-2``
+    the objective does, below the margin (LMNN's objective on a kernel map
+    falls towards 0), where the margin floor matters.
+    """
+    from methods.metric_learning._lmnn_mkl import LMNNMKLP
+
+    K_tr, _, y, _ = _split_bank(n=24, seed=1)
+    est = LMNNMKLP(n_neighbors=2, max_iter=4, p_tol=1e-4, tol=tol, weight_tol=1e-3,
+                   lmnn_params={"max_iter": 15})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est.fit(K_tr, y)
+    mu, obj = est.weight_path_, est.objective_path_
+
+    def stops(t):
+        change = np.max(np.abs(mu[t] - mu[t - 1]))
+        return change <= 1e-3 and abs(obj[t] - obj[t - 1]) <= tol * max(
+            abs(obj[t - 1]), est.margin
+        )
+
+    first = next((t for t in range(1, len(mu)) if stops(t)), None)
+    assert first is not None and first >= 2  # a round after the second
+    assert est.converged_ and est.n_iter_ == first + 1 == len(mu)
+
+
+def test_weight_step_moves_to_the_next_w_when_the_tail_stops_falling():
+    """Guards the continuation over ``w_grid`` (eq. 15-17), from its history.
+
+    Within one w, eq. 15 and eq. 16 alternate while the tail of P's eigenvalues
+    falls; the first solve whose tail does not fall (or eq. 17, or
+    ``max_rank_iter`` solves) ends that w. On this problem w = 1 stalls at a
+    tail of ~6e-2 and w = 10 reaches rank one.
+    """
+    K, A, L, y, tn = _toy(seed=2)
+    res = weight_step(PStepProblem.from_metric(K, L, y, tn), np.zeros((3, 3)))
+    assert res.rank_one and res.w == 10.0
+    ws = np.array([h["w"] for h in res.history])
+    tails = np.array([h["tail"] for h in res.history])
+    assert len(ws[ws == 1.0]) < 20  # left before max_rank_iter
+    for w in np.unique(ws):
+        t = tails[ws == w]
+        falling = t[1:] < t[:-1] * (1 - 1e-9)
+        assert falling[:-1].all()  # continued only while the tail fell
+        if w != res.w:
+            assert not falling[-1]  # and left w when it stopped falling
+
+
+def test_weights_from_p_ignore_the_sign_of_the_eigenvector(monkeypatch):
+    """Guards ``weights_from_p`` against LAPACK's arbitrary eigenvector sign: with
+    the eigenvectors negated, mu = P's leading eigenvector is still recovered."""
+    mu = np.array([0.2, 0.0, 0.5, 0.3])
+    eigh = np.linalg.eigh
+    monkeypatch.setattr(np.linalg, "eigh", lambda a: (eigh(a)[0], -eigh(a)[1]))
+    np.testing.assert_allclose(weights_from_p(np.outer(mu, mu)), mu, atol=1e-12)
