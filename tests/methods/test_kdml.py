@@ -473,3 +473,18 @@ def test_method2_b_step_reaches_the_psd_constrained_minimum(problem):
     assert np.linalg.eigvalsh(B_ref)[0] < 1e-8 * np.linalg.eigvalsh(B_ref)[-1]
     assert st.objective(B) == pytest.approx(ref.fun, rel=1e-8)
     np.testing.assert_allclose(B, B_ref, atol=1e-4)
+
+
+def test_method2_c_step_keeps_the_small_eigenvalues_of_a_smooth_kernel(problem):
+    """Guards the C step's rank cut (``rcond`` = 1e-10): with a wider Gaussian
+    (K's eigenvalues spread over ~5 decades) it still equals eq. 20's dense
+    Kronecker solve, which a cut at 1e-3 of the largest eigenvalue would not."""
+    rng, X, codes, Y, B = problem
+    K = _gaussian(X, X, 1.5)
+    w = np.linalg.eigvalsh(K)
+    assert 1e-6 < w[0] / w[-1] < 1e-4
+    C_ref = method2_c_step_dense(K, B, Y, codes, GAMMA, LAM)
+    system = _Method2System(K, codes, GAMMA, LAM)
+    assert system.rank == len(X)
+    C = system.solve(B, Y)
+    np.testing.assert_allclose(C, C_ref, rtol=1e-5, atol=1e-7 * np.abs(C_ref).max())
