@@ -171,12 +171,39 @@ def test_mcnemar_scores_depend_on_alpha():
 
 
 def test_mcnemar_scores_equal_errors_is_a_tie_at_any_alpha():
-    # 5 discordant each way: chi2_cc = 16/10 = 1.6, p = 0.206 < 0.5, yet no winner.
+    # 5 discordant each way: chi2_cc = (|5 - 5| - 1)^2 / 10 = 0.1, p = 0.75 (the
+    # tie guard is exercised by the test below, where p < alpha).
     preds = {
         "A": _preds_with_errors(N, list(range(5))),
         "B": _preds_with_errors(N, list(range(5, 10))),
     }
     assert mcnemar_scores(Y0, preds, alpha=0.5) == {"A": 0.5, "B": 0.5}
+
+
+def test_equal_discordant_counts_are_a_tie_even_when_p_is_below_alpha():
+    """The guard of ``_outcome``: with n01 = n10 = 1, chi2_cc's uncorrected-sign
+    statistic (|1 - 1| - 1)^2 / 2 = 0.5 has p = chi2.sf(0.5, 1) = 0.4795, below an
+    alpha of 0.5, yet neither classifier makes fewer errors: no winner."""
+    y, a, b = _pair(1, 1)
+    res = mcnemar(y, a, b)
+    assert res.pvalue == pytest.approx(stats.chi2.sf(0.5, df=1))
+    assert res.pvalue < 0.5
+    preds = {"A": a, "B": b}
+    assert mcnemar_scores(y, preds, alpha=0.5) == {"A": 0.5, "B": 0.5}
+    assert mcnemar_outcomes(y, preds, alpha=0.5).loc["A", "B"] == "="
+
+
+def test_significance_is_p_strictly_below_alpha():
+    """mlsvm Sec. VII / lmnnmkl Sec. 6.1 count a difference as significant at
+    p < 0.05: a p-value equal to alpha is not. The exact test's A-C p-value of
+    THREE is 2 / 2^4 = 0.125 exactly (binomtest), so at alpha = 0.125 A and C tie,
+    and just above it A wins."""
+    p = stats.binomtest(0, 4, 0.5).pvalue
+    assert p == 0.125
+    at = mcnemar_outcomes(Y0, THREE, alpha=0.125, method="exact")
+    assert at.loc["A", "C"] == "=" and at.loc["C", "A"] == "="
+    above = mcnemar_outcomes(Y0, THREE, alpha=0.126, method="exact")
+    assert above.loc["A", "C"] == "+" and above.loc["C", "A"] == "-"
 
 
 def test_mcnemar_scores_sum_and_maximum():
@@ -324,6 +351,19 @@ def test_within_se():
     assert not within_se(30.0, 21.63, 208)
     assert within_se(25.0, 21.63, 208, k=1.5) is True
     assert within_se(26.0, 21.63, 208, k=1) is False
+
+
+def test_within_se_band_includes_its_edge():
+    """``|reproduced - published| <= k SE``: at p = 0.5 and n = 100 the SE is exactly
+    100 sqrt(0.25 / 100) = 5 points, so 40 and 60 lie on the 2 SE band's edges and
+    are within it; 60 is outside the 1 SE band."""
+    assert published_se_pct(50.0, 100) == 5.0
+    assert within_se(60.0, 50.0, 100) and within_se(40.0, 50.0, 100)
+    assert within_se(55.0, 50.0, 100, k=1)
+    assert not within_se(60.0, 50.0, 100, k=1)
+    np.testing.assert_array_equal(
+        within_se([40.0, 60.0, 60.5], [50.0] * 3, 100), [True, True, False]
+    )
 
 
 def test_within_se_guards_zero_and_one():
