@@ -316,3 +316,100 @@ def test_a_listed_cell_is_double_daggered_only_with_a_result_outside_2se(
         "runs (not ‡: the listed divergence does not show here): "
         f"sonar / linear / {t.names['fda']}: 25.48 vs 27.88 (SE "
     ) in summary
+
+
+def _cell_record(dataset, method, wrong, *, n=100, seed=0):
+    """A finished mlsvm Table I record (linear kernel) whose ``n`` test instances
+    (label 0) are misclassified exactly at the indices ``wrong``."""
+    y_pred = [1 if i in set(wrong) else 0 for i in range(n)]
+    return {
+        "dataset": dataset,
+        "method": method,
+        "kernel": "linear",
+        "seed": seed,
+        "status": "ok",
+        "error_pct": 100.0 * len(wrong) / n,
+        "n_test_total": n,
+        "converged": True,
+        "config": {"grid": {}},
+        "folds": [],
+        "predictions": {"index": list(range(n)), "y_true": [0] * n, "y_pred": y_pred},
+        "_variant": [],
+    }
+
+
+# Two datasets of mlsvm Table I's linear block: wpbc with three methods, wdbc with
+# two (published: wpbc SVM_m 19.70, eps-SVM 21.21, SVM 25.25; wdbc SVM_m 2.11, SVM
+# 2.28), and a seed-1 run of one wpbc cell that the table must leave out.
+_SYNTHETIC = [
+    _cell_record("wpbc", "svmm", range(18)),  # within 1 SE
+    _cell_record("wpbc", "eps_svm", range(30)),  # +8.79 > 2 SE = 8.18: dagger
+    _cell_record("wpbc", "svm", [*range(29), 40]),  # +4.75: within 2 SE, not 1
+    _cell_record("wdbc", "svmm", range(2)),
+    _cell_record("wdbc", "svm", range(4)),  # 98% of its predictions as SVM_m's
+    _cell_record("wpbc", "svm", range(10), seed=1),
+]
+
+
+def test_error_table_numbers_against_the_statistics_they_are_made_of():
+    """Every number and mark of an error table, on hand-made records: the SE bands
+    are :func:`reports.stats.within_se` with k = 1 and 2 of the published
+    proportion, † marks only a cell outside 2 SE, bold the lowest reproduced error,
+    the McNemar totals are the sums over datasets of
+    :func:`reports.stats.mcnemar_scores` (also with two methods on a dataset), the
+    lowest-error counts are counts, "identical" means every prediction equal, the
+    published totals are not compared while a public dataset is incomplete, and a
+    record of another seed is left out."""
+    from reports.error_tables import (
+        build_error_table,
+        error_table_markdown,
+        has_public_copy,
+        published_dataset_names,
+    )
+    from reports.records import aligned_predictions
+    from reports.stats import mcnemar_scores, published_se_pct, within_se
+
+    recs = [dict(r) for r in _SYNTHETIC]
+    t = build_error_table(recs, "mlsvm", "table1")
+    c = t.cells[t.cells.status == "ok"].set_index(["dataset", "method"])
+    assert len(c) == 5
+    assert c.loc[("wpbc", "svm"), "reproduced_pct"] == 30.0  # not the seed-1 run
+    for (d, m), r in c.iterrows():
+        assert r.delta == pytest.approx(r.reproduced_pct - r.published_pct)
+        assert r.se_pct == pytest.approx(published_se_pct(r.published_pct, 100))
+        for k in (1, 2):
+            assert r[f"within_{k}se"] == within_se(
+                r.reproduced_pct, r.published_pct, 100, k=k
+            ), (d, m, k)
+    assert c.within_1se.tolist() == [True, False, False, True, False]
+    assert c.within_2se.tolist() == [True, False, True, True, True]
+    assert c.lowest[c.lowest].index.tolist() == [("wpbc", "svmm"), ("wdbc", "svmm")]
+
+    # McNemar totals: the per-dataset scores of reports.stats, summed
+    expected = dict.fromkeys(["svmm", "eps_svm", "svm"], 0.0)
+    for d in ("wpbc", "wdbc"):
+        y, preds = aligned_predictions([r for r in recs[:5] if r["dataset"] == d])
+        for m, s in mcnemar_scores(y, preds).items():
+            expected[m] += s
+    # by hand: wpbc SVM_m beats both (n10 = 12, p = 0.0015), eps-SVM = SVM (1 vs 1);
+    # wdbc SVM_m = SVM (0 vs 2, p = 0.48)
+    assert expected == {"svmm": 2.5, "eps_svm": 0.5, "svm": 1.0}
+    sc = t.scores[t.scores.kernel == "linear"].set_index("method")
+    assert sc.reproduced_score[["svmm", "eps_svm", "svm"]].to_dict() == expected
+    assert (sc.n_datasets_scored == 2).all()
+    # no public dataset has all five methods: the published totals are not compared
+    public = [d for d in published_dataset_names("mlsvm") if has_public_copy(d)]
+    assert t.not_comparable["linear"] == public
+    assert sc.published_score.isna().all()
+
+    wins = t.wins.set_index("method")
+    assert wins.reproduced_lowest.to_dict()["svmm"] == 2
+    assert t.identical[("svmm", "svm")] == (0, 2)  # 98% alike is not identical
+    assert t.identical[("svmm", "eps_svm")] == (0, 1)
+
+    md = error_table_markdown(t, "T", [])
+    row = next(ln for ln in md.splitlines() if ln.startswith("| wpbc |"))
+    assert "| **18.00** / 19.70 / -1.70 |" in row
+    assert "| 30.00 / 21.21 / +8.79† |" in row
+    assert "| 30.00 / 25.25 / +4.75 |" in row  # within 2 SE: no mark
+    assert "within 1 SE: 2 (40%); within 2 SE: 4 (80%)" in md
