@@ -86,3 +86,13 @@ def test_unbalanced_default_is_unchanged():
 def test_balanced_subsample_counts():
     idx = balanced_subsample(_y(), 1)
     np.testing.assert_array_equal(np.bincount(_y()[idx]), [30, 30, 30])
+
+
+def test_an_unstratified_train_size_leaves_at_least_one_test_point():
+    """Without stratification the training part can have 1 to pool - 1 points:
+    all 200 of them leave no test part, refused in the key's terms."""
+    p = {**PROTOCOL, "balance_classes": False, "stratified": False, "repetitions": 1}
+    with pytest.raises(ProtocolError, match="can have 1 to 199 of them"):
+        outer_splits(_y(), {**p, "train_size": 200}, "toy", 0)
+    ((_, _, tr, te),) = outer_splits(_y(), {**p, "train_size": 1}, "toy", 0)
+    assert len(tr) == 1 and len(te) == 199

@@ -193,3 +193,82 @@ def test_refit_on_train_needs_a_single_validation_split():
         evaluate_split(
             _FitSize(), X, y, train, test, {"c": [1.0, 2.0]}, proto, ("toy", 0, 0, 0)
         )
+
+
+@pytest.mark.parametrize(
+    "n_rows, total, n_experiments", [(699, 83400, 600), (336, 40200, 600)]
+)
+def test_repeated_split_tests_on_the_floor_of_the_test_fraction(
+    n_rows, total, n_experiments
+):
+    """wrbf Table 1's totals fix the test size of an 80/20 split at floor(0.2 n):
+    83400 test instances over 600 splits of breast_w's 699 rows is 139 (not 140),
+    40200 over 600 of ecoli's 336 rows is 67 (not 68)."""
+    y = np.arange(n_rows) % 3
+    proto = {**PROTO, "kind": "repeated_splits", "repetitions": 2,
+             "stratified": False}  # fmt: skip
+    for _, _, tr, te in outer_splits(y, proto, "toy", 0):
+        assert len(te) == total // n_experiments == int(np.floor(0.2 * n_rows))
+        assert len(tr) == n_rows - len(te)
+
+
+def test_stratified_outer_folds_keep_the_class_proportions():
+    """``protocol.stratified=true`` (mlsvm, lmnnmkl: 10-fold CV, a reading): every
+    outer test fold of 30 + 20 points in 5 folds holds exactly 6 + 4; a class
+    with exactly ``outer_folds`` points is enough (one per fold)."""
+    y = np.array([0] * 30 + [1] * 20)
+    for *_, te in outer_splits(y, PROTO, "toy", 0):
+        np.testing.assert_array_equal(np.bincount(y[te]), [6, 4])
+    y = np.array([0] * 20 + [1] * 5)
+    splits = outer_splits(y, {**PROTO, "repetitions": 1}, "toy", 0)
+    assert [int(np.sum(y[te] == 1)) for _, _, _, te in splits] == [1] * 5
+
+
+def test_inner_splits_are_stratified_and_seeded_by_their_outer_split():
+    """Inner selection: stratified k-fold CV (nested_cv) or one stratified
+    validation split (train_val_test, arbf's 70/10/20: 10 of 80 points), seeded
+    by ``("inner", dataset, seed, rep, split)`` so each outer split has its own."""
+    from runners.protocols import _inner_cv
+    from runners.seeds import seed_from
+
+    y_tr = np.array([0] * 48 + [1] * 32)
+    seeds = set()
+    for j in range(5):
+        parts = ("toy", 0, 0, j)
+        cv = _inner_cv(y_tr, PROTO, parts)
+        assert cv.random_state == seed_from("inner", *parts)
+        seeds.add(cv.random_state)
+        folds = list(cv.split(np.zeros(len(y_tr)), y_tr))
+        assert len(folds) == 3
+        for _, val in folds:
+            assert abs(np.sum(y_tr[val] == 1) - len(val) * 0.4) < 1
+        ((itr, ite),) = _inner_cv(y_tr, TVT, parts).split(np.zeros(80), y_tr)
+        assert len(ite) == 10 and len(itr) == 70
+        np.testing.assert_array_equal(np.bincount(y_tr[ite]), [6, 4])
+    assert len(seeds) == 5
+
+
+class _Fitted:
+    """A fitted one-vs-one estimator's solver attributes, one entry per problem."""
+
+    objective_ = np.array([1.5, 2.5])
+    n_iter_ = np.array([3, 5])
+    converged_ = np.array([True, False])
+    fit_status_ = np.array([0, 1])
+    kernel_weights_ = np.array([[0.2, 0.8], [0.6, 0.4]])
+
+
+def test_solver_diagnostics_aggregate_the_one_vs_one_problems():
+    """What a record (and the tables' ⚠ / ° marks) reads of a fitted model: the
+    objectives and iterations summed over the problems, converged only if every
+    problem did, the worst fit status, the kernel weights averaged over pairs."""
+    from runners.protocols import solver_diagnostics
+
+    d = solver_diagnostics(_Fitted())
+    assert d["objective"] == 4.0 and d["n_iter"] == 8
+    assert d["converged"] is False and d["fit_status"] == 1
+    assert d["kernel_weights"] == pytest.approx([0.4, 0.6])
+    one = _Fitted()
+    one.converged_, one.kernel_weights_ = np.array([True, True]), np.array([0.3, 0.7])
+    d = solver_diagnostics(one)
+    assert d["converged"] is True and d["kernel_weights"] == pytest.approx([0.3, 0.7])

@@ -307,3 +307,15 @@ def test_an_ok_record_renamed_in_while_an_error_is_placed_stays(tmp_path, monkey
     assert not store.write(other, {"status": "error", "by": "B"})
     assert json.loads(other.read_text()) == {"status": "ok", "by": "A"}
     assert sorted(p.name for p in path.parent.iterdir()) == [path.name, other.name]
+
+
+def test_seed_from_is_pinned_to_its_sha256_formula():
+    """Every committed result's folds hang on these numbers: the first 4 bytes of
+    sha256("/".join(parts)), little-endian, halved to 31 bits. A change of the
+    formula (byte order, separator, width) would move every split silently."""
+    import hashlib
+
+    for parts in (("outer", "sonar", 0, 0), ("inner", "sonar", 0, 0, 3), ("x",)):
+        digest = hashlib.sha256("/".join(map(str, parts)).encode()).digest()
+        assert seed_from(*parts) == int.from_bytes(digest[:4], "little") >> 1
+    assert seed_from("outer", "sonar", 0, 0) == 228176708
