@@ -149,6 +149,8 @@ def test_non_finite_scores_rank_and_warn_as_gridsearchcv(by_c):
         ours.cv_results_["rank_test_score"], ref.cv_results_["rank_test_score"]
     )
     assert ours.best_index_ == ref.best_index_
+    # the best candidate's mean (NaN or infinite as GridSearchCV's), not the maximum
+    np.testing.assert_array_equal([ours.best_score_], [ref.best_score_])
     non_finite = [str(w.message) for w in ref_w if "non-finite" in str(w.message)]
     assert non_finite
     assert [str(w.message) for w in our_w if "non-finite" in str(w.message)] == (
