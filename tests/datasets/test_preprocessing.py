@@ -11,6 +11,7 @@ from sklearn.svm import SVC
 
 from datasets import (
     PAPER_PREPROCESSING,
+    PAPER_PREPROCESSING_SOURCE,
     PAPERS,
     PREPROCESSING_STEPS,
     SymmetricMinMaxScaler,
@@ -123,3 +124,18 @@ def test_the_registry_does_not_import_scikit_learn():
         "import pickle; pickle.loads(pickle.dumps(SymmetricMinMaxScaler()))"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_each_paper_default_step_is_the_one_its_text_states():
+    """Papers A and B standardize (Sec. V, Sec. 5), D and E scale to [-1, 1]
+    (Sec. 5.1, Sec. 4); C is silent and standardized (a stated deviation)."""
+    assert dict(PAPER_PREPROCESSING) == {
+        "mlsvm": "standardize",
+        "lmnnmkl": "standardize",
+        "kdml": "standardize",
+        "wrbf": "minmax_pm1",
+        "arbf": "minmax_pm1",
+    }
+    for paper, step in PAPER_PREPROCESSING.items():
+        quoted = PAPER_PREPROCESSING_SOURCE[paper]
+        assert ("[-1, 1]" in quoted or "-1 and 1" in quoted) == (step == "minmax_pm1")
