@@ -157,3 +157,50 @@ def test_datasets_pooling_variant_runs_are_marked_with_their_overrides(tmp_path)
     assert "[v" not in md and "variant run" not in md
     for name in ("table1.csv", "experiments.csv", "claims.csv"):
         assert "variant" not in pd.read_csv(tmp_path / "own" / name).columns
+
+
+def test_claims_and_table_numbers_against_scipy_and_hand_sums():
+    """wrbf Sec. 5's statistics on hand-made paired runs, against scipy on the
+    arrays they must be computed from: the Wilcoxon z's of the correct counts with
+    RBF first (negative when WRBF classifies more correctly, the sign the report
+    prints beside the published z = -5.05), Pearson's r of the accuracy gain
+    (WRBF - RBF) against the dual-objective reduction (RBF - WRBF), and Table 1's
+    pooled accuracies and mean duals."""
+    from scipy import stats
+
+    rbf = np.array([6, 7, 5, 8, 6, 7])
+    wrbf_ = np.array([8, 7, 7, 9, 6, 9])
+    dual_rbf = np.full(6, 10.0)
+    dual_wrbf = np.array([7.0, 9.5, 8.0, 9.0, 9.0, 6.0])  # mean 8.08, median 8.5
+    records = []
+    for method, correct, dual in (("rbf", rbf, dual_rbf), ("wrbf", wrbf_, dual_wrbf)):
+        rec = _wrbf_record("iris", "glass", method, correct.tolist())
+        for f, v in zip(rec["folds"], dual):
+            f["solver"]["dual_objective"] = float(v)
+        records.append(rec)
+
+    exp = wrbf.paired_experiments(wrbf.experiments_frame(records))
+    gain = 100.0 * (wrbf_ - rbf) / 10
+    reduction = dual_rbf - dual_wrbf
+    np.testing.assert_allclose(exp.acc_gain_pct, gain)
+    np.testing.assert_allclose(exp.dual_reduction, reduction)
+
+    c = wrbf.claims(exp)
+    kw = dict(zero_method="wilcox", correction=False, method="approx")
+    z = stats.wilcoxon(rbf, wrbf_, alternative="greater", **kw).zstatistic
+    assert c["signed_rank_z"] == pytest.approx(z) and z < 0
+    assert c["signed_rank_p"] == pytest.approx(stats.wilcoxon(rbf, wrbf_, **kw).pvalue)
+    ref = stats.ranksums(rbf, wrbf_)
+    assert c["rank_sum_z"] == pytest.approx(ref.statistic) and ref.statistic < 0
+    assert c["rank_sum_p"] == pytest.approx(ref.pvalue)
+    r, p = stats.pearsonr(gain, reduction)
+    assert (c["pearson_r"], c["pearson_p"]) == pytest.approx((r, p))
+    assert r > 0
+
+    (row,) = wrbf.table1_frame(exp).itertuples()
+    assert row.acc_rbf_pct == pytest.approx(100 * rbf.sum() / 60)
+    assert row.acc_wrbf_pct == pytest.approx(100 * wrbf_.sum() / 60)
+    assert row.acc_gain_pct == pytest.approx(100 * (wrbf_.sum() - rbf.sum()) / 60)
+    assert (row.dual_rbf, row.dual_wrbf) == pytest.approx((10.0, dual_wrbf.mean()))
+    assert row.dual_reduction == pytest.approx(10.0 - dual_wrbf.mean())
+    assert (row.n_experiments, row.total_test_instances) == (6, 60)
