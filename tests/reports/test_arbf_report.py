@@ -404,3 +404,65 @@ def test_a_listed_cell_within_one_std_is_named_not_double_daggered(tmp_path):
         else:  # outside: ‡ when listed (ARBF_50 here), † otherwise
             assert cells[m].endswith(" ‡" if ("heart", m) in listed else " †")
     assert cells["arbf_t50"].endswith(" ‡")
+
+
+def test_cell_numbers_against_sklearn_auc_per_split():
+    """A Table 1 cell from a record: the mean and sample std (ddof = 1) over the
+    splits of sklearn's ROC AUC of the decision values, its difference to the
+    published mean, and "within" when that difference is at most one published
+    std (knn_raw on heart: 91.67 vs 76.6 ± 9.5 is 1.6 std away: not within); the
+    label check takes the same statistics of the AUC of the predicted labels."""
+    from sklearn.metrics import roc_auc_score
+
+    from reports.arbf import label_auc_frame, table1_frame
+
+    y = [1, -1, 1, -1, 1, -1, 1, -1]
+    decision = [8, 1, 7, 2, 6, 3, 5, 4] + [8, 1, 7, 2, 6, 3, 0.5, 4] + [1, 0, 1, 0] * 2
+    y_pred = y + [1, -1, 1, 1, 1, -1, -1, -1] + [1, 1, 1, 1, 1, -1, -1, -1]
+    rec = _record("knn_raw", [], decision)
+    rec["folds"] = [{}, {}, {}]
+    rec["predictions"].update(fold=[0] * 8 + [1] * 8 + [2] * 8, y_true=y * 3,
+                              y_pred=y_pred)  # fmt: skip
+    rec["config"] = {"method": {"score_rule": "vote"}}
+    rec["_variant"] = []
+
+    def per_split(scores):
+        return np.array([
+            100 * roc_auc_score(np.array(y) == 1, np.asarray(scores[8 * i: 8 * i + 8]))
+            for i in range(3)
+        ])
+
+    aucs = per_split(decision)
+    np.testing.assert_allclose(aucs, [100.0, 75.0, 100.0])
+    t = table1_frame([rec]).set_index(["dataset", "method"])
+    c = t.loc[("heart", "knn_raw")]
+    assert (c.status, c.n_splits) == ("ok", 3)
+    assert c.auc_mean == pytest.approx(aucs.mean())
+    assert c.auc_std == pytest.approx(np.std(aucs, ddof=1))
+    assert (c.published_mean, c.published_std) == (76.6, 9.5)
+    assert c["diff"] == pytest.approx(aucs.mean() - 76.6)
+    assert 9.5 < c["diff"] <= 2 * 9.5 and not c.within_1std
+    assert t.loc[("heart", "komd")].status == "missing"
+
+    (row,) = label_auc_frame([rec]).itertuples()
+    labels = per_split([1.0 if p == 1 else 0.0 for p in y_pred])
+    np.testing.assert_allclose(labels, [100.0, 75.0, 62.5])
+    assert row.label_auc_mean == pytest.approx(labels.mean())
+    assert row.label_auc_std == pytest.approx(np.std(labels, ddof=1))
+    assert row.within_1std == (abs(labels.mean() - 76.6) <= 9.5)
+
+
+def test_a_claim_held_on_fewer_than_six_datasets_is_not_decided(table):
+    """"Best on all six datasets": ARBF best on heart, the only dataset of a
+    sub-sweep's frame, leaves the claim open, not held."""
+    from reports.arbf import claim_markdown
+
+    t = table[table.dataset == "heart"].copy()
+    t.loc[t.method == "arbf_t50", "auc_mean"] = t.auc_mean.max() + 1.0
+    claim = claim_best_on_all(t)
+    assert claim.held.tolist() == [True]
+    md = "\n".join(claim_markdown(claim, t))
+    assert (
+        "**not decided** in the reproduction (1 of 1 datasets; 5 of the paper's "
+        "six not run)."
+    ) in md
