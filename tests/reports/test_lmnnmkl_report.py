@@ -352,3 +352,38 @@ def test_the_committed_full_tables_render_as_committed(artifact):
     tex = (folder / f"{artifact}.tex").read_text()
     body = latex_table(header, lmnnmkl.table_rows(cells, latex=True)[1], "", "")
     assert body.split(r"\hline", 1)[1].split(r"\end{tabular}")[0] in tex
+
+
+def test_weight_summary_is_the_mean_and_the_folds_that_keep_a_kernel():
+    """The weights table: a kernel's mean weight over the folds (not the median:
+    0.0, 0.002, 0.1 average to 0.034), and the folds that keep it, those where its
+    weight is above 1e-3 (0.002 and 0.1: 2 of 3)."""
+    rec = _record("lmnn_mkl_p", True, True, n_folds=3)
+    rows = np.array([[0.0, 1.0], [0.002, 0.998], [0.1, 0.9]])
+    for fold, w in zip(rec["folds"], rows):
+        fold["solver"]["kernel_weights"] = list(w) + [0.0] * 18
+    _, weights = lmnnmkl.build_cells([rec], "table1")
+    sonar = weights[weights.published_dataset == "sonar"]
+    first, second = sonar.iloc[0], sonar.iloc[1]
+    assert first.mean_weight == pytest.approx(rows[:, 0].mean())
+    assert second.mean_weight == pytest.approx(rows[:, 1].mean())
+    assert (first.n_folds_selected, second.n_folds_selected) == (2, 3)
+    assert (sonar.iloc[2:].n_folds_selected == 0).all()
+
+
+def test_cell_delta_and_se_band_are_reports_stats():
+    """A cell's delta is ours minus the paper's, its SE the published proportion's
+    over the distinct test instances, and † marks only a cell outside 2 SE
+    (sonar, paper 82.21% of 208, SE 2.65: LMNN_H at 86.00 is within 2 SE but not
+    1, kNN at 76.00 is outside)."""
+    h, knn = _record("lmnn_h", True), _record("knn1", True)
+    h["accuracy_pct"], knn["accuracy_pct"] = 86.0, 76.0
+    cells, _ = lmnnmkl.build_cells([h, knn], "table1")
+    c = cells.set_index(["published_dataset", "method"])
+    for m, acc, inside in (("lmnn_h", 86.0, True), ("knn1", 76.0, False)):
+        r = c.loc[("sonar", m)]
+        assert r.delta == pytest.approx(acc - 82.21)
+        assert r.se_pct == pytest.approx(lmnnmkl.published_se_pct(82.21, 208))
+        assert r.within_2se == lmnnmkl.within_se(acc, 82.21, 208) == inside
+        assert lmnnmkl._mark(r) == ("" if inside else "†")
+    assert not lmnnmkl.within_se(86.0, 82.21, 208, k=1)
