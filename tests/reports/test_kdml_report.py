@@ -673,3 +673,86 @@ def test_the_store_warnings_are_printed_once(monkeypatch, caplog):
     with caplog.at_level(logging.WARNING, logger="kml.reports"):
         kdml.load_records("r", "kdml_fig1")  # the report's own read still warns
     assert [r.getMessage() for r in caplog.records] == ["kdml_fig1: left out 2 records"]
+
+
+def test_summary_is_the_mean_and_t_interval_of_the_run_accuracies():
+    """kdml Figs. 1-2: per (dataset, method) the mean test accuracy over the runs
+    and its 95% confidence interval, scipy's t interval on the standard error of
+    the mean (sample std, ddof = 1); a run's accuracy is its share of test points
+    classified correctly."""
+    import numpy as np
+    from scipy import stats
+
+    import reports.kdml as kdml
+
+    n_errors = [3, 5, 4, 9]
+    rec = {
+        "status": "ok",
+        "dataset": "pima",
+        "method": "knn",
+        "folds": [{"repetition": i, "n_errors": e, "n_test": 40}
+                  for i, e in enumerate(n_errors)],
+    }
+    acc = kdml.run_accuracies([rec])
+    a = 100.0 * (1 - np.array(n_errors) / 40)
+    np.testing.assert_allclose(acc.accuracy_pct, a)
+    (row,) = kdml.summary(acc).itertuples()
+    low, high = stats.t.interval(0.95, len(a) - 1, loc=a.mean(), scale=stats.sem(a))
+    assert (row.runs, row.mean_pct) == (4, pytest.approx(a.mean()))
+    assert (row.ci95_low, row.ci95_high) == pytest.approx((low, high))
+
+
+def test_claim_rules_at_their_boundaries():
+    """Each claim rule on its edge, as its numbers column states it: "almost all"
+    and "usually" are shares >= 80% and >= 2/3; a tie shares the highest accuracy
+    (10% and 50%); the Vehicle exception needs ITML and KLMNN above ours by (0, 3]
+    pp; "most sets" is more than half; Molecular's KLMNN must be strictly higher;
+    "similar" is a spread <= 3 pp and "much better" a lead > 3 pp; on Pima a DML
+    method level with kNN does not beat it."""
+    import reports.kdml as kdml
+
+    def status(fn, frac, start, means):
+        return _claim_of(fn(_summ(means)), frac, start)["status"]
+
+    dml = ["lmnn_knn", "itml_knn", "klmnn_knn", "kdml_method1", "kdml_method2"]
+    eight = {d: {"knn": 70.0, **dict.fromkeys(dml, 72.0)} for d in ("pima", "vehicle")}
+    eight["pima"]["lmnn_knn"] = eight["vehicle"]["itml_knn"] = 69.0  # 8 of 10
+    almost = "All five DML methods beat"
+    assert status(kdml.claims_50, "50%", almost, eight) == "held"
+
+    kern = ["itml_knn", "klmnn_knn", "kdml_method1", "kdml_method2"]
+    usually = {d: {"lmnn_knn": 69.0, **dict.fromkeys(kern, 70.0)} for d in "ab"}
+    usually["c"] = {"lmnn_knn": 69.0, **dict.fromkeys(kern, 68.0)}  # 8 of 12
+    usually = {s: usually[k] for s, k in zip(("pima", "vehicle", "ionosphere"), "abc")}
+    assert status(kdml.claims_10, "10%", "Kernelized methods", usually) == "held"
+
+    def best10(**iono_and_vehicle):
+        means = {d: _row(70.0, kdml_method2=75.0) for d in SETS}
+        means["ionosphere"] = _row(70.0, kdml_method2=iono_and_vehicle["iono"])
+        means["vehicle"] = _row(70.0, itml_knn=iono_and_vehicle["itml"],
+                                klmnn_knn=76.0, kdml_method2=75.0)
+        return status(kdml.claims_10, "10%", "Methods 1-2 have", means)
+
+    assert best10(iono=70.0, itml=76.0) == "held"  # level with kNN on Iono
+    assert best10(iono=75.0, itml=75.0) == "not held"  # ITML only level on Vehicle
+    assert best10(iono=75.0, itml=78.0) == "held"  # 3 pp: still "slightly"
+
+    most = "Methods 1-2 are best on most sets"
+    ties = {d: _row(70.0, kdml_method2=70.0) for d in ("pima", "vehicle")}
+    ties["ionosphere"] = _row(70.0, kdml_method2=60.0)  # best (tied) on 2 of 3
+    assert status(kdml.claims_50, "50%", most, ties).startswith("held")
+    half = {**ties, "cardiotocography": _row(70.0, kdml_method2=60.0)}  # 2 of 4
+    assert status(kdml.claims_50, "50%", most, half).startswith("not held")
+    mol = {d: _row(70.0, kdml_method2=75.0) for d in ("pima", "vehicle")}
+    mol["splice_uci"] = _row(70.0, klmnn_knn=75.0, kdml_method2=75.0)
+    assert status(kdml.claims_50, "50%", most, mol) == "not held"
+
+    robot = {"wall_robot": _row(71.0, kdml_method2=73.0)}  # spread 73 - 70 = 3
+    assert status(kdml.claims_50, "50%", "On Robot", robot) == "held"
+    robot = {"wall_robot": {"knn": 69.5, "lmnn_knn": 70.0, "itml_knn": 71.0,
+                            "klmnn_knn": 71.0, "kdml_method2": 73.0}}  # fmt: skip
+    assert status(kdml.claims_50, "50%", "On Robot", robot) == "not held"  # 3.5
+    lead = {"pima": _row(70.0, kdml_method2=73.0)}  # lead exactly 3 pp
+    assert status(kdml.claims_50, "50%", "On Pima Methods 1-2", lead) == "not held"
+    pima = {"pima": _row(70.0, lmnn_knn=70.0, kdml_method1=71.0, kdml_method2=71.0)}
+    assert status(kdml.claims_10, "10%", "On Pima no other", pima) == "held"
