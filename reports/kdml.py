@@ -613,7 +613,11 @@ def claims_10(summ: pd.DataFrame) -> list[dict]:
         others_ok = all(
             p[m] <= p["knn"] for m in ("lmnn_knn", "itml_knn", "klmnn_knn") if m in p
         )
-        ours_ok = all(p[m] > p["knn"] for m in OURS if m in p)
+        # "our methods achieve significant improvements": the better of Methods
+        # 1-2 above kNN (OURS_READING, which the claims table states for every
+        # claim); no mean of either method is no improvement shown
+        ours = [p[m] for m in OURS if m in p and pd.notna(p[m])]
+        ours_ok = bool(ours) and max(ours) > p["knn"]
         out.append(
             _claim(
                 "10%",
