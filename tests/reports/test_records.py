@@ -2,6 +2,8 @@
 
 import logging
 
+import pytest
+
 from reports.records import is_experiment_config, load_records
 from runners.run import compose_config, run_job
 
@@ -181,3 +183,52 @@ def test_variant_of_names_the_overrides_that_make_a_variant(tmp_path):
     ]
     # judged once, by load_records or the first call, then read back
     assert smoke["_variant"] == variant_of(smoke)
+
+
+def test_aligned_predictions_pair_each_instance_across_records():
+    """McNemar pairs predictions instance by instance: records store them in their
+    folds' order, which differs from method to method of a resumed or merged run,
+    so labels and predictions are both put in instance order."""
+    from reports.records import aligned_predictions
+
+    def rec(method, order, wrong):
+        y = {i: "ab"[i % 2] for i in range(6)}
+        pred = {i: ("ba"[i % 2] if i in wrong else y[i]) for i in range(6)}
+        return {"method": method, "label": method, "dataset": "toy",
+                "predictions": {"index": order, "y_true": [y[i] for i in order],
+                                "y_pred": [pred[i] for i in order]}}  # fmt: skip
+
+    a = rec("a", [3, 0, 4, 1, 5, 2], wrong={0, 1})
+    b = rec("b", [5, 4, 3, 2, 1, 0], wrong={1, 2})
+    y_true, preds = aligned_predictions([a, b])
+    assert y_true.tolist() == list("ababab")
+    assert preds["a"].tolist() == list("baabab")
+    assert preds["b"].tolist() == list("aabbab")
+    c = rec("c", [0, 1, 2, 3, 4, 5], wrong=set())
+    c["predictions"]["index"][-1] = 6
+    with pytest.raises(ValueError, match="tested on other instances"):
+        aligned_predictions([a, c])
+
+
+def test_the_newest_record_is_kept_per_cell_and_seed(tmp_path):
+    """load_records keeps the newest record of each (dataset, method, kernel,
+    seed): a newer run of another seed (a fold-variance study) does not displace
+    the seed-0 run the tables are built from, an older run of the same seed does
+    not displace a newer one."""
+    import json
+
+    def write(key, seed, finished):
+        rec = {"label": "svmm[kernel=poly2]", "experiment": "adhoc",
+               "dataset": "wdbc", "method": "svmm", "kernel": "poly2",
+               "status": "ok", "config": {"code_version": "test"},
+               "overrides": ["dataset=wdbc", "method=svmm", "kernel=poly2"],
+               "key": key, "seed": seed, "finished": finished}  # fmt: skip
+        path = tmp_path / "adhoc" / "wdbc" / f"svmm[kernel=poly2]-{key}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(rec))
+
+    write("old0", 0, "2026-01-01T00:00:00")
+    write("new0", 0, "2026-01-03T00:00:00")
+    write("new1", 1, "2026-01-05T00:00:00")
+    kept = sorted(load_records(tmp_path, "adhoc"), key=lambda r: r["seed"])
+    assert [(r["seed"], r["key"]) for r in kept] == [(0, "new0"), (1, "new1")]
