@@ -281,3 +281,28 @@ def test_cli(store, capsys):
     assert "| sonar | linear | 0 | fda |" in capsys.readouterr().out
     assert main(["compare", "mlsvm_table1", "--method", "nope",
                  "--results", str(store)]) == 2  # fmt: skip
+
+
+def test_wilcoxon_over_splits_is_scipys_on_the_split_accuracies_and_p_below_alpha():
+    """With instances tested in several splits, the p-value is the paired Wilcoxon
+    test (scipy, as reports.stats wraps it) of the per-split accuracies, and a
+    difference is significant only for p strictly below alpha, as McNemar's."""
+    from scipy import stats
+
+    rng = np.random.default_rng(1)
+    folds = np.repeat(np.arange(10), 20)
+    index = np.tile(np.arange(20), 10)
+    y = rng.integers(0, 2, size=200)
+    good = np.where(rng.random(200) < 0.9, y, 1 - y)
+    bad = np.where(rng.random(200) < 0.7, y, 1 - y)
+    a, b = _rec("a", folds, index, y, good), _rec("b", folds, index, y, bad)
+    acc_a = np.array([np.mean(good[folds == s] == y[folds == s]) for s in range(10)])
+    acc_b = np.array([np.mean(bad[folds == s] == y[folds == s]) for s in range(10)])
+    p = stats.wilcoxon(acc_a, acc_b, correction=False, method="approx").pvalue
+    row = _pair(a, b, 0.05, "chi2_cc")
+    assert row["pvalue"] == pytest.approx(p) and p < 0.05
+    assert row["accuracy_new"] == pytest.approx(100 * np.mean(good == y))
+    assert row["accuracy_baseline"] == pytest.approx(100 * np.mean(bad == y))
+    assert _pair(a, b, row["pvalue"], "chi2_cc")["outcome"] == "="
+    assert _pair(a, b, np.nextafter(row["pvalue"], 1), "chi2_cc")["outcome"] == "+"
+    assert _pair(b, a, np.nextafter(row["pvalue"], 1), "chi2_cc")["outcome"] == "-"
