@@ -413,3 +413,29 @@ def test_error_table_numbers_against_the_statistics_they_are_made_of():
     assert "| 30.00 / 21.21 / +8.79† |" in row
     assert "| 30.00 / 25.25 / +4.75 |" in row  # within 2 SE: no mark
     assert "within 1 SE: 2 (40%); within 2 SE: 4 (80%)" in md
+
+
+def test_table2_kernel_weights_are_fold_means_above_one_percent(tmp_path, monkeypatch):
+    """mlsvm Table II's weights: each kernel's weight averaged over the outer
+    folds (CSV), and the kernels whose mean is at least 0.01, largest first
+    (Markdown); 0.005 is dropped, 0.05 kept."""
+    import numpy as np
+
+    import reports.mlsvm as mlsvm
+    from methods.kernels import bank20
+
+    labels = [s.label for s in bank20()]
+    folds = np.zeros((2, 20))
+    for lab, w in {"poly1": (0.5, 0.3), "gauss1": (0.4, 0.6), "gauss2": (0.1, 0.0),
+                   "gauss5": (0.0, 0.1), "gauss7": (0.01, 0.0)}.items():  # fmt: skip
+        folds[:, labels.index(lab)] = w
+    rec = _cell_record("sonar", "simplemkl", range(30), n=208)
+    rec["kernel"] = "mkl20"
+    rec["folds"] = [{"solver": {"kernel_weights": list(w)}} for w in folds]
+    monkeypatch.setattr(mlsvm, "load_records", lambda *a, **k: [rec])
+    md = mlsvm.table2(tmp_path, out_dir=tmp_path / "out").read_text()
+    csv = pd.read_csv(tmp_path / "out" / "table2_weights.csv").iloc[0]
+    np.testing.assert_allclose(csv[labels].to_numpy(float), folds.mean(axis=0))
+    row = next(ln for ln in md.split("## Learned kernel weights")[1].splitlines()
+               if ln.startswith("| sonar"))  # fmt: skip
+    assert row.endswith("| gauss1 0.50, poly1 0.40, gauss2 0.05, gauss5 0.05 |")
