@@ -88,6 +88,17 @@ def test_the_claim_of_a_dead_process_on_this_host_is_taken_over(checkpoints):
     assert got == [0, 1, 2, 3]
 
 
+def test_a_claim_this_process_left_behind_is_taken_over_at_once(checkpoints):
+    """A claim of this very process (left by an earlier failed run in it) is not
+    another worker's: the split is claimed again without waiting for it to go
+    stale, although the process is alive."""
+    claims = SplitClaims(checkpoints)
+    _claim_file(claims, 0, claims.host, claims.pid)
+    assert not claims.held_by_other(0, 0)
+    got = [s[1] for s in shared_splits(SPLITS, claims, _never, sleep=pytest.fail)]
+    assert got == [0, 1, 2, 3]
+
+
 def test_a_claim_from_another_host_is_stale_when_not_touched(checkpoints):
     now = [1_000_000.0]
     claims = SplitClaims(checkpoints, stale=300.0, clock=lambda: now[0])
