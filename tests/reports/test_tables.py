@@ -439,3 +439,20 @@ def test_table2_kernel_weights_are_fold_means_above_one_percent(tmp_path, monkey
     row = next(ln for ln in md.split("## Learned kernel weights")[1].splitlines()
                if ln.startswith("| sonar"))  # fmt: skip
     assert row.endswith("| gauss1 0.50, poly1 0.40, gauss2 0.05, gauss5 0.05 |")
+
+
+def test_tied_lowest_errors_are_all_bold_and_all_counted():
+    """"Lowest error per method (ties count)": two methods with the row's lowest
+    error are both bold and both credited."""
+    from reports.error_tables import build_error_table
+
+    recs = [
+        _cell_record("wpbc", "svmm", range(20)),
+        _cell_record("wpbc", "svm", range(10, 30)),
+        _cell_record("wpbc", "eps_svm", range(25)),
+    ]
+    t = build_error_table(recs, "mlsvm", "table1")
+    c = t.cells[t.cells.status == "ok"].set_index("method")
+    assert c.lowest.to_dict() == {"svmm": True, "eps_svm": False, "svm": True}
+    wins = t.wins.set_index("method").reproduced_lowest
+    assert (wins["svmm"], wins["svm"], wins["eps_svm"]) == (1, 1, 0)
