@@ -387,3 +387,16 @@ def test_cell_delta_and_se_band_are_reports_stats():
         assert r.within_2se == lmnnmkl.within_se(acc, 82.21, 208) == inside
         assert lmnnmkl._mark(r) == ("" if inside else "†")
     assert not lmnnmkl.within_se(86.0, 82.21, 208, k=1)
+
+
+def test_the_se_counts_each_test_instance_once():
+    """With instances tested in several splits (Table 2's repeated halves), the
+    published proportion's SE is over the distinct instances, not over every
+    prediction: 208 here, each predicted twice."""
+    rec = _record("lmnn_h", True, n=208)
+    idx = rec["predictions"]["index"] * 2
+    rec["predictions"] = {"index": idx, "y_true": [0] * 416, "y_pred": [0] * 416}
+    cells, _ = lmnnmkl.build_cells([rec], "table1")
+    r = cells.set_index(["published_dataset", "method"]).loc[("sonar", "lmnn_h")]
+    assert r.n_test_distinct == 208
+    assert r.se_pct == pytest.approx(lmnnmkl.published_se_pct(82.21, 208))
