@@ -1007,6 +1007,12 @@ class KDMLParamKernel(_KDMLBase):
     def _b_step(self, C, B, K, Y, codes, gamma, lam, rho):
         """Projected gradient on eq. 17 in B (eqs. 21-22), Armijo backtracking.
 
+        The step is along the Frobenius gradient ``(G + G^T) / 2`` built from eq.
+        22's G, not along eq. 21's ``G + G^T - G o I`` (the derivative in the
+        independent entries of a symmetric B): eq. 21's form counts each
+        off-diagonal entry twice, and when the PSD constraint binds its projected
+        iteration stops above the minimum that Sec. 4 says the procedure finds.
+
         For fixed C, eq. 17 and eq. 22 depend on B only through m x m statistics
         (``C K_Delta C^T``, ``C K^2 C^T``, ``Y K C^T``, ``C K C^T``), formed once
         per B step: every projected-gradient iteration is then O(m^3).
