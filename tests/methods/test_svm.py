@@ -491,3 +491,66 @@ def test_param_names_memo_is_per_class_and_equals_sklearns():
     assert "extra" not in SVM._get_param_names()
     est = clone(WithExtra(C=5.0, extra=7))
     assert est.get_params()["extra"] == 7 and est.C == 5.0
+
+
+# ------------------------------------------------- the duals against the primals
+def _primal_svmm_cvxopt(X, y, C1, C2, eps):
+    """mlsvm primal (14), with LIBSVM's 1/2 ||w||^2, solved by cvxopt.
+
+    Variables ``[w, b, xi, eta]``; ``eps=None`` drops the band constraint (the
+    C-SVM primal (1)). Returns ``(w, b, objective)``.
+    """
+    from cvxopt import matrix, solvers
+
+    n, d = X.shape
+    m = d + 1 + 2 * n
+    P = np.zeros((m, m))
+    P[:d, :d] = np.eye(d)
+    q = np.concatenate([np.zeros(d + 1), np.full(n, C1), np.full(n, C2)])
+    yX = np.hstack([y[:, None] * X, y[:, None]])  # y_i (x_i, 1)
+    eye_n, zero_n = np.eye(n), np.zeros((n, n))
+    G = [np.hstack([-yX, -eye_n, zero_n]), -np.eye(m)[d + 1 : d + 1 + n]]
+    h = [-np.ones(n), np.zeros(n)]
+    if eps is None:
+        G.append(-np.eye(m)[d + 1 + n :])  # eta unused: pinned at 0 by its cost
+        h.append(np.zeros(n))
+    else:
+        G += [np.hstack([yX, zero_n, -eye_n]), -np.eye(m)[d + 1 + n :]]
+        h += [np.full(n, 1.0 + eps), np.zeros(n)]
+    opts = {"show_progress": False, "abstol": 1e-11, "reltol": 1e-11, "feastol": 1e-11}
+    sol = solvers.qp(
+        matrix(P),
+        matrix(q),
+        matrix(np.vstack(G)),
+        matrix(np.concatenate(h)),
+        options=opts,
+    )
+    assert sol["status"] == "optimal"
+    x = np.asarray(sol["x"]).ravel()
+    return x[:d], x[d], float(sol["primal objective"])
+
+
+@pytest.mark.parametrize(
+    "Est, params, eps, C2",
+    [
+        (SVM, {"C": 2.0}, None, 0.0),
+        (SVMm, {"C": 2.0, "epsilon": 0.5}, 0.5, 2.0 / 3),  # C2 defaults to C / 3
+        (SVMm, {"C": 2.0, "C2": 5.0, "epsilon": 0.3}, 0.3, 5.0),
+        (EpsSVM, {"C": 2.0, "C2": 1.5}, 0.0, 1.5),
+    ],
+    ids=["SVM", "SVMm_default_C2", "SVMm", "EpsSVM"],
+)
+def test_dual_solution_solves_the_papers_primal(Est, params, eps, C2):
+    """The dual (mlsvm Eq. 15; Eq. 1's for SVM) against the primal (14) / (7) / (1)
+    solved directly by cvxopt: strong duality (``objective_`` equals the primal
+    optimum), the same w and the same decision values. Guards the dual's
+    construction (the band's ``1 + eps`` cost, the signs of beta, the C2 box) and
+    the C2 = C / 3 default, which solver-against-solver tests cannot see."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, 3))
+    y = np.where(X[:, 0] + 0.5 * X[:, 1] + 0.5 * rng.standard_normal(40) > 0, 1, -1)
+    w, b, primal = _primal_svmm_cvxopt(X, y.astype(float), params["C"], C2, eps)
+    est = Est(kernel="linear", tol=1e-8, **params).fit(X, y)
+    assert est.objective_[0] == pytest.approx(primal, rel=1e-7)
+    np.testing.assert_allclose(est.dual_coef_[0] @ X, w, atol=1e-6)
+    np.testing.assert_allclose(est.decision_function(X), X @ w + b, atol=1e-6)
