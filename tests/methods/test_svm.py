@@ -554,3 +554,34 @@ def test_dual_solution_solves_the_papers_primal(Est, params, eps, C2):
     assert est.objective_[0] == pytest.approx(primal, rel=1e-7)
     np.testing.assert_allclose(est.dual_coef_[0] @ X, w, atol=1e-6)
     np.testing.assert_allclose(est.decision_function(X), X @ w + b, atol=1e-6)
+
+
+def test_within_class_scatter_is_the_sum_of_class_scatters():
+    """mlsvm Eq. (5): ``S_W = sum_c sum_{x in D_c} (x - m_c)(x - m_c)'``, i.e.
+    ``sum_c (n_c - 1) cov(D_c)`` with numpy's unbiased covariance: each class
+    centred on its OWN mean (not the global one), unnormalized."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((30, 4)) + np.repeat([[0.0], [3.0], [-2.0]], 10, axis=0)
+    y = np.repeat([2, 0, 1], 10)
+    y[[0, 5]] = 1  # unequal class sizes
+    ref = sum((np.sum(y == c) - 1) * np.cov(X[y == c].T) for c in (0, 1, 2))
+    np.testing.assert_allclose(within_class_scatter(X, y), ref, rtol=1e-12)
+
+
+def test_svm_fda_cosine_is_svm_fda_on_unit_rows(wdbc):
+    """``normalize="cosine"`` scales the rows of X to unit norm, in fit and in
+    predict: the linear SVM on the cosine-normalized kernel when lam = 0 (an
+    independent path through ``pairwise_kernel``), SVM-FDA on unit rows else."""
+    X, y = wdbc
+    Xu = X / np.linalg.norm(X, axis=1, keepdims=True)
+    fda0 = SVMFDA(C=10.0, lam=0.0, normalize="cosine", tol=1e-8).fit(X, y)
+    svm = SVM(C=10.0, kernel="linear", normalize="cosine", tol=1e-8).fit(X, y)
+    np.testing.assert_allclose(
+        fda0.decision_function(X), svm.decision_function(X), atol=1e-6
+    )
+    fda = SVMFDA(C=10.0, lam=0.5, normalize="cosine", tol=1e-8).fit(X, y)
+    unit = SVMFDA(C=10.0, lam=0.5, tol=1e-8).fit(Xu, y)
+    np.testing.assert_allclose(
+        fda.decision_function(2.0 * X), unit.decision_function(Xu), atol=1e-6
+    )
+    np.testing.assert_allclose(fda.coef_, unit.coef_, atol=1e-6)
