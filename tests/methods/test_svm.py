@@ -299,13 +299,33 @@ def _psd_cases(n, seed=0):
     Q, _ = np.linalg.qr(rng.standard_normal((n, n)))
     w = np.abs(rng.standard_normal(n))
     w[: n // 2] = 0.0
-    for mult in (0.3, 0.9, 1.5, 10.0):
+    for mult in (0.3, 0.9, 1.1, 1.5, 10.0):
         # smallest eigenvalue at mult x the tolerance below 0: within / beyond it
         ww = w.copy()
         tol = ww.max() * n * np.finfo(np.float64).eps
         ww[0] = -mult * tol
         A = (Q * ww) @ Q.T
         cases[f"neg_{mult}_tol"] = (A + A.T) / 2
+    # The same 1.1 x tolerance below 0 with the top eigenvector along ones, where
+    # the power iteration's lower bound on ||S||_2 is exact: the certificate's
+    # shift (half the tolerance) must still leave it indefinite.
+    Q1, _ = np.linalg.qr(np.column_stack([np.ones(n), rng.standard_normal((n, n - 1))]))
+    ww = np.abs(rng.standard_normal(n))
+    ww[0] = 2.0 * ww.max()
+    ww[1] = -1.1 * ww[0] * n * np.finfo(np.float64).eps
+    A = (Q1 * ww) @ Q1.T
+    cases["neg_1.1_tol_top_ones"] = (A + A.T) / 2
+    # Asymmetries between the bounds on ||S||_2 the fast path uses (the power
+    # iteration's lower one, the Frobenius upper one), judged against
+    # sqrt(eps) * ||S||_2: within it for a near-rank-one matrix (||S||_2 is
+    # almost ||S||_F), beyond it for a multiple of I (||S||_2 = ||S||_F / sqrt(n)).
+    root_eps = np.sqrt(np.finfo(np.float64).eps)
+    A = np.ones((n, n)) + 0.01 * np.eye(n)  # ||S||_2 = n + 0.01: PSD
+    A[0, 1] += 0.97 * root_eps * (n + 0.01)
+    cases["asym_within_tol"] = A
+    A = 3.0 * np.eye(n)  # ||S||_2 = 3, ||S||_F = 3 sqrt(n)
+    A[0, 1] += root_eps * 1.5 * (1.0 + np.sqrt(n))
+    cases["asym_beyond_tol"] = A
     return cases
 
 
@@ -320,6 +340,9 @@ def test_psd_certificate_matches_the_eigenvalue_rule(n):
     # The cases span both verdicts (so the comparison can fail).
     assert verdicts["rbf"][0] == "ok" and verdicts["neg_10.0_tol"][0] != "ok"
     assert "not symmetric" in verdicts["asymmetric"][0]
+    assert "not symmetric" in verdicts["asym_beyond_tol"][0]
+    assert verdicts["asym_within_tol"][0] == "ok" and verdicts["neg_1.1_tol"][0] != "ok"
+    assert verdicts["neg_1.1_tol_top_ones"][0] != "ok"
 
 
 def test_psd_certificate_skips_the_eigendecomposition(monkeypatch):
