@@ -773,3 +773,57 @@ def test_auto_low_rank_ipm_up_to_rank_n_over_8(d):
     res = solve_box_qp(svmm_dual(X @ X.T, y, 1000.0, 1000 / 3, 0.0), solver="auto")
     assert res.solver == "ipm" and res.converged and res.info["smo_iter"] > 0
     assert res.info["rank"] == (d if d <= n // 8 else None)
+
+
+def test_rank_certificate_ignores_eigenvalues_below_the_pivot_threshold():
+    """``rank_exceeds`` must not certify rank > r_max when the pivoted Cholesky
+    stops at r_max: here K has rank 20 plus a ridge of 2e-12, 18x below that
+    factorization's threshold (RANK_RTOL max diag K), so K is positive definite
+    but its numerical rank is 20. Only the shift ``t`` of the certificate keeps
+    it from factoring the positive definite sample."""
+    from methods._qp._ipm import RANK_RTOL, _pivoted_cholesky
+
+    rng = np.random.default_rng(0)
+    n, r = 160, 20
+    Q, _ = np.linalg.qr(rng.standard_normal((n, r)))
+    K = (Q * np.linspace(1.0, 2.0, r)) @ Q.T + 2e-12 * np.eye(n)
+    K = (K + K.T) / 2
+    assert np.linalg.eigvalsh(K).min() > 0.0
+    assert _pivoted_cholesky(K, RANK_RTOL, r)[1] == r
+    assert not rank_exceeds(K, r)
+    assert low_rank_factor(K, r).shape == (n, r)
+
+
+@pytest.mark.parametrize("eps", [None, 0.0, 3.0], ids=["csvm", "eps0", "eps3"])
+def test_unpolished_ipm_matches_cvxopt(references, eps):
+    """The interior point itself (``polish=False``: what "auto" returns when the
+    polish fails) against cvxopt: objective, feasibility and the offset
+    ``rho = -b`` of the equality multiplier, which the polish otherwise
+    replaces."""
+    problem, ref = references["gaussian", 10.0, eps]
+    res = solve_ipm(problem, polish=False)
+    assert res.converged
+    assert res.objective == pytest.approx(ref.objective, rel=1e-6)
+    assert np.all(res.z >= 0.0) and np.all(res.z <= problem.U)
+    assert abs(problem.s @ res.z) <= 1e-6 * problem.U.max()
+    assert res.rho == pytest.approx(ref.rho, abs=1e-5)
+
+
+def test_is_symmetric_sees_every_entry():
+    """The tiled exact symmetry check of ``rank_exceeds`` against
+    ``np.array_equal(K, K.T)``: one asymmetric entry anywhere (first and last
+    row and column, tile edges at multiples of 64, next to the diagonal) is
+    found; an exactly symmetric K passes."""
+    from methods._qp._ipm import _is_symmetric
+
+    n = 150
+    A = np.random.default_rng(0).standard_normal((n, n))
+    K = A + A.T
+    assert _is_symmetric(K)
+    edges = [(1, 0), (n - 1, 0), (n - 1, n - 2), (64, 0), (65, 64), (130, 64)]
+    for i, j in [*edges, (128, 127), (149, 128), (100, 63), (70, 5)]:
+        for a, b in ((i, j), (j, i)):
+            K2 = K.copy()
+            K2[a, b] += 1e-13
+            assert not np.array_equal(K2, K2.T)
+            assert not _is_symmetric(K2), (a, b)
