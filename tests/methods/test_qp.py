@@ -827,3 +827,49 @@ def test_is_symmetric_sees_every_entry():
             K2[a, b] += 1e-13
             assert not np.array_equal(K2, K2.T)
             assert not _is_symmetric(K2), (a, b)
+
+
+def test_project_feasible_shift_stays_in_the_box():
+    """The cheap branch of ``project_feasible`` (an equal shift of the free
+    variables) is taken only if it stays in the box; here it would push a free
+    variable above U, so the bisection projection must give a feasible point."""
+    K = np.eye(4)
+    problem = csvm_dual(K, np.array([1.0, 1.0, -1.0, -1.0]), 1.0)
+    z0 = np.array([0.9, 0.95, 1.0, 1.0])  # s'z0 = -0.15; shift +0.075 -> 1.025
+    z = project_feasible(problem, z0)
+    assert np.all(z >= 0.0) and np.all(z <= problem.U)
+    assert abs(problem.s @ z) <= 1e-12
+    res = solve_smo(problem, z0=z0, tol=1e-8)
+    ref = solve_box_qp(problem, solver="cvxopt")
+    assert np.all(res.z <= problem.U)
+    assert res.objective == pytest.approx(ref.objective, rel=1e-8)
+
+
+def test_unpolished_ipm_with_variables_fixed_at_zero():
+    """Variables with U = 0 are left out of the interior point (no interior);
+    the unpolished IPM solution still matches cvxopt."""
+    X, y = _data()
+    problem = svmm_dual(pairwise_kernel(X, kernel="gaussian"), y, 1.0, 1.0, 0.0)
+    problem.U[::7] = 0.0
+    ref = solve_box_qp(problem, solver="cvxopt")
+    res = solve_ipm(problem, polish=False)
+    assert res.converged and np.all(res.z[::7] == 0.0)
+    assert res.objective == pytest.approx(ref.objective, rel=1e-6)
+
+
+def test_auto_falls_back_to_cvxopt_when_the_ipm_fails(monkeypatch):
+    """Stage 4 of "auto": if the IPM does not converge, cvxopt's dense solution
+    polished by SMO is returned (not 10^7 SMO iterations)."""
+    import methods._qp as qp
+
+    def failing_ipm(problem, **kwargs):
+        z = np.zeros(problem.n_vars)
+        return qp.QPResult(z, 0.0, 0.0, 1, False, "ipm", {})
+
+    monkeypatch.setattr(qp, "solve_ipm", failing_ipm)
+    problem = _slow_eps_svm(1000.0)
+    res = solve_box_qp(problem, solver="auto")
+    assert res.converged and res.info["fallback"] == "cvxopt"
+    assert res.info["violation"] <= SMO_TOL
+    ref = solve_box_qp(problem, solver="cvxopt")
+    assert res.objective == pytest.approx(ref.objective, rel=1e-6)
