@@ -376,17 +376,22 @@ def _pair_sq(F):
     return np.sum((F[:, None] - F[None]) ** 2, axis=2)
 
 
+def _map_of(est, problem):
+    """``est`` fitted on the problem (3 outer iterations, warnings off) and the
+    training points stacked with 4 new ones, for the map tests."""
+    rng, X, codes, _, _ = problem
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est.fit(X, codes)
+    return X, np.vstack([X, rng.normal(size=(4, X.shape[1]))])
+
+
 def test_method1_map_is_eq8_and_its_distances_eq10(problem):
     """Guards ``KDMLFixedKernel.transform``: f(x) = sum_i K(x, x_i) c_i (eq. 8), with
     one Gaussian per output (K diagonal), and distances ||f(x) - f(x')||_A with
     A = ``get_mahalanobis_matrix()`` = L^T L (eq. 10), by dense formulas."""
-    rng, X, codes, Y, _ = problem
     est = KDMLFixedKernel(sigma=0.8, gamma=GAMMA, lam=LAM, rho=RHO, max_iter=3)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        est.fit(X, codes)
-    Xt = rng.normal(size=(4, X.shape[1]))
-    Xa = np.vstack([X, Xt])
+    X, Xa = _map_of(est, problem)
     F = np.column_stack(
         [_gaussian(Xa, X, s) @ est.dual_coef_[t] for t, s in enumerate(est.spreads_)]
     )
@@ -403,13 +408,8 @@ def test_method2_map_is_eq16_and_its_distances_eq18(problem):
     """Guards ``KDMLParamKernel.transform``: f(x) = sum_i k(x, x_i) B c_i (eq. 16),
     and distances ||C (k(x) - k(x'))||_A with A = ``get_mahalanobis_matrix()`` =
     B^2 (eq. 18), by dense formulas."""
-    rng, X, codes, Y, _ = problem
     est = KDMLParamKernel(sigma=0.8, gamma=GAMMA, lam=LAM, rho=RHO, max_iter=3)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        est.fit(X, codes)
-    Xt = rng.normal(size=(4, X.shape[1]))
-    Xa = np.vstack([X, Xt])
+    X, Xa = _map_of(est, problem)
     k = _gaussian(Xa, X, 0.8)  # row a: k(x_a, x_i) over the training points
     F = np.stack([est.B_ @ (est.dual_coef_ @ k[a]) for a in range(len(Xa))])
     np.testing.assert_allclose(est.transform(Xa), F, rtol=1e-12, atol=1e-12)
