@@ -1022,9 +1022,10 @@ class KDMLParamKernel(_KDMLBase):
         step = 1.0
         for _ in range(int(self.b_max_iter)):
             g = st.gradient(B)
-            # eq. 22 counts each off-diagonal entry twice (the derivative in the
-            # independent entries of a symmetric B); the projected-gradient step
-            # needs the Frobenius gradient, whose fixed points are the optimum
+            # st.gradient is eq. 21, which counts each off-diagonal entry twice
+            # (the derivative in the independent entries of a symmetric B); the
+            # projected-gradient step needs the Frobenius gradient, whose fixed
+            # points are the optimum
             g = 0.5 * (g + np.diag(np.diag(g)))
             while True:
                 Bn = project_psd(B - step * g)
