@@ -32,6 +32,11 @@ def test_smo_reaches_the_cvxopt_optimum(lam, seed):
     assert g[y < 0].sum() == pytest.approx(1.0, abs=1e-12)
 
 
+def _dense_gradient(K, y, lam, gamma):
+    """The gradient of eq. 2, ``2 ((1 - lam) Y K Y gamma + lam gamma)``, densely."""
+    return 2.0 * ((1.0 - lam) * y * (K @ (y * gamma)) + lam * gamma)
+
+
 @pytest.mark.parametrize("n", [5, 8, 13, 64])
 def test_full_gradient_equals_the_dense_formula(n):
     # the compiled gradient sums eight rows at a time with a one-row tail: n below,
@@ -40,7 +45,7 @@ def test_full_gradient_equals_the_dense_formula(n):
     _, y, K = _problem(n, n)
     gamma = rng.random(n)
     lam = 0.3
-    dense = 2.0 * ((1.0 - lam) * y * (K @ (y * gamma)) + lam * gamma)
+    dense = _dense_gradient(K, y, lam, gamma)
     np.testing.assert_allclose(
         _gradient(K, y, lam, gamma), dense, rtol=1e-13, atol=1e-15
     )
@@ -119,7 +124,7 @@ def test_more_than_two_classes_is_refused():
 def _kkt_gap(K, y, lam, gamma):
     """Per-class KKT gap of eq. 2 from the dense gradient: max over the examples
     with mass minus min over the class, the larger of the two classes."""
-    g = 2.0 * ((1.0 - lam) * y * (K @ (y * gamma)) + lam * gamma)
+    g = _dense_gradient(K, y, lam, gamma)
     return max(g[(y == c) & (gamma > 0)].max() - g[y == c].min() for c in (1.0, -1.0))
 
 
@@ -164,7 +169,7 @@ def test_each_smo_step_minimizes_eq_2_along_its_pair(lam):
         i, j = moved if gamma[moved[0]] > before[moved[0]] else moved[::-1]
         if gamma[j] == 0.0:
             continue
-        grad = 2.0 * ((1.0 - lam) * y * (K @ (y * gamma)) + lam * gamma)
+        grad = _dense_gradient(K, y, lam, gamma)
         scale = abs(grad[i]) + abs(grad[j])
         assert grad[i] - grad[j] == pytest.approx(0.0, abs=1e-10 * scale)
         assert komd_objective(K, y, lam, gamma) < komd_objective(K, y, lam, before)
