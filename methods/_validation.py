@@ -106,12 +106,28 @@ def check_psd_kernel(K: np.ndarray, *, what: str = "training kernel matrix") -> 
     (an indefinite or nearly singular ``S``, or an asymmetry between the two
     bounds) is the verdict taken from the eigenvalues, exactly as before. Only
     lower triangles are formed; memory: one n x n float64 work array.
+
+    Raises
+    ------
+    NonPSDKernelError
+        ``K`` is not symmetric, or not PSD, beyond the tolerances above.
+    ValueError
+        ``K`` has a NaN or infinite entry (named by row and column).
     """
     K = np.asarray(K)
     dtype = K.dtype if K.dtype in (np.float16, np.float32) else np.float64
     eps = float(np.finfo(dtype).eps)
     n = K.shape[0] if K.ndim == 2 else 0
-    if n == 0 or K.shape != (n, n) or not np.all(np.isfinite(K)):
+    if K.size and not np.all(np.isfinite(K)):
+        # No eigenvalue verdict exists (eigvalsh fails on NaN, and an inf on the
+        # diagonal would pass): name the entry, the likely cause and the fix.
+        i, j = (int(a) for a in np.argwhere(~np.isfinite(K))[0])
+        raise ValueError(
+            f"The {what} has a non-finite entry ({K[i, j]} at row {i}, column "
+            f"{j}); a kernel must give finite values. Check the input features "
+            "and the kernel's parameters (e.g. a width or degree that overflows)."
+        )
+    if n == 0 or K.shape != (n, n):
         # Edge cases keep the reference path (and its errors).
         K64 = K.astype(np.float64, copy=False)
         asym = float(np.max(np.abs(K64 - K64.T))) if K64.size else 0.0

@@ -101,6 +101,41 @@ def test_callable_kernel_is_checked(data, name):
     Est(kernel=lambda A, B: -(A @ B.T), check_psd=False).fit(X, y)
 
 
+@pytest.mark.parametrize(
+    "bad, where",
+    [
+        (np.nan, (0, 0)),
+        (np.inf, (2, 2)),  # an inf on the diagonal passed silently before
+        (-np.inf, (3, 1)),
+        (np.nan, (1, 4)),
+    ],
+)
+@pytest.mark.parametrize("n", [6, 1200])  # the numpy and the compiled symmetrization
+def test_non_finite_kernel_raises_naming_the_entry(bad, where, n):
+    rng = np.random.default_rng(1)
+    Z = rng.normal(size=(n, 3))
+    K = Z @ Z.T
+    K[where] = bad
+    i, j = where
+    msg = rf"non-finite entry \({bad} at row {i}, column {j}\)"
+    with pytest.raises(ValueError, match=msg):
+        check_psd_kernel(K, what="K")
+
+
+@pytest.mark.parametrize("name", ["FDA", "KOMD", "SVM"])
+def test_callable_kernel_with_nan_names_it(data, name):
+    X, y, _, _, _ = data
+    Est = {"FDA": FDA, "KOMD": KOMD, "SVM": SVM}[name]
+
+    def kernel(A, B):
+        K = A @ B.T
+        K[0, 0] = np.nan
+        return K
+
+    with pytest.raises(ValueError, match="callable kernel has a non-finite entry"):
+        Est(kernel=kernel).fit(X, y)
+
+
 # ----------------------------------------------------------------- PSD: unchanged
 @pytest.mark.parametrize("name", list(MAKERS))
 def test_psd_kernel_fits_and_predicts_exactly_as_without_the_check(data, name):
