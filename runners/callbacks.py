@@ -505,7 +505,15 @@ class RunSummary(Callback):
                 config.paths.results,
             )
             return
-        _finish(summarize(read_outcomes(path), total_jobs()))
+        outcomes = read_outcomes(path)
+        if str(OmegaConf.select(config, "hydra.launcher._target_")).endswith(
+            ".RayLauncher"
+        ):
+            from runners.launch_ray import wait_for_forwarded_progress
+
+            # one progress line per outcome, printed by Ray's driver with a delay
+            wait_for_forwarded_progress(len(outcomes))
+        _finish(summarize(outcomes, total_jobs()))
 
 
 def _finish(summary: tuple[str, int]) -> None:

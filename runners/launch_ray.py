@@ -21,6 +21,14 @@ The plugin leaves these to Ray, which handles them badly for a sweep:
   the runs done so far, and status 1; so does ``RAY_ADDRESS`` unset (``auto``)
   with no cluster on this machine, which Ray reports by a traceback as well.
 
+- The jobs' progress lines, which Ray forwards to the driver: it collapsed lines
+  that differ only in numbers (the jobs of a seed sweep) into "[repeated 5x across
+  cluster]", wrapped their prefixes in colour codes in log files, and printed the
+  last ones after the closing summary. :func:`driver_log_env` turns the first two
+  off (``kml-run`` calls it before Ray is imported); :func:`install` counts the
+  forwarded lines, and :func:`wait_for_forwarded_progress` holds the summary until
+  the last has been printed (a few seconds at most).
+
 Hydra instantiates launchers from the ``hydra_plugins`` package only, so these are
 a resolver, a check and a wrapper around the plugin's launcher, not a subclass.
 """
@@ -28,17 +36,89 @@ a resolver, a check and a wrapper around the plugin's launcher, not a subclass.
 from __future__ import annotations
 
 import os
+import re
 import socket
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
-
-from omegaconf import OmegaConf
 
 RESOLVER = "kml_abspath"
 #: Seconds to wait for the head to accept a connection.
 CONNECT_TIMEOUT = 5.0
+#: A job's progress line (runners.run._progress_line) carries "[done/total] ".
+_PROGRESS = re.compile(r"\[\d+/(?:\d+|\?)\] ")
+
+
+def driver_log_env() -> None:
+    """Ray settings of the sweep's own process, for the jobs' forwarded lines.
+
+    Ray reads ``RAY_DEDUP_LOGS`` when it is imported, so this runs first thing in
+    ``kml-run``: its deduplication masks every word with a digit, so the progress
+    lines of jobs that differ only in a seed or a number (``[3/12] ok sonar
+    svm[kernel=linear] 0.3s error 22.60%``) were held back and shown as one.
+    ``RAY_COLOR_PREFIX=0`` drops the colour codes around each line's prefix when
+    the output is not a terminal. A user's own settings win.
+    """
+    os.environ.setdefault("RAY_DEDUP_LOGS", "0")
+    if not (sys.stdout.isatty() and sys.stderr.isatty()):
+        os.environ.setdefault("RAY_COLOR_PREFIX", "0")
+
+
+class _ForwardedProgress:
+    """Counts the jobs' progress lines as Ray's driver receives them."""
+
+    name = "kml_forwarded_progress"
+
+    def __init__(self) -> None:
+        self.seen = 0
+        self.last = time.monotonic()
+
+    def __call__(self, data: Mapping[str, Any]) -> None:
+        n = sum(1 for line in data.get("lines", ()) if _PROGRESS.search(str(line)))
+        if n:
+            self.seen += n
+            self.last = time.monotonic()
+
+
+_forwarded: _ForwardedProgress | None = None
+
+
+def _dispatcher() -> Any:
+    """Ray's driver-side dispatcher of forwarded worker output, or None."""
+    try:
+        from ray._private.ray_logging import global_worker_stdstream_dispatcher
+    except ImportError:  # another Ray layout: no counting, no waiting
+        return None
+    return global_worker_stdstream_dispatcher
+
+
+def wait_for_forwarded_progress(
+    expected: int, quiet: float = 2.0, limit: float = 10.0
+) -> None:
+    """Return once Ray has printed ``expected`` progress lines of this sweep.
+
+    Ray forwards a job's output asynchronously, so the closing summary could come
+    before the last lines. The wait ends early when no line has come for ``quiet``
+    seconds (a job logging elsewhere, ``hydra/job_logging=disabled``) and after
+    ``limit`` seconds at most; outside a Ray sweep it returns at once.
+    """
+    counter = _forwarded
+    if counter is None:
+        return
+    tic = time.monotonic()
+    while counter.seen < expected:
+        now = time.monotonic()
+        if now - counter.last > quiet or now - tic > limit:
+            return
+        time.sleep(0.02)
+    # Counted by our handler inside the dispatcher's emit, which calls Ray's
+    # printer under one lock: taking it waits for that batch to be printed.
+    lock = getattr(_dispatcher(), "_lock", None)
+    if lock is not None:
+        with lock:
+            pass
 
 
 def address_problem(address: object, timeout: float = CONNECT_TIMEOUT) -> str | None:
@@ -90,6 +170,8 @@ def absolute_path(path: object) -> str:
 
 def register() -> None:
     """Make ``${kml_abspath:path}`` available to configs."""
+    from omegaconf import OmegaConf  # lazily: kml-run imports this module first
+
     OmegaConf.register_new_resolver(RESOLVER, absolute_path, replace=True)
 
 
@@ -125,10 +207,19 @@ def install() -> None:
 
     Called by ``runners.callbacks.ConfigCheck`` for a Ray sweep, before the
     launcher starts (idempotent). Hydra catches what ``launch`` raises and prints
-    its traceback (``run_and_report``), but lets ``SystemExit`` through.
+    its traceback (``run_and_report``), but lets ``SystemExit`` through. Also
+    starts counting the jobs' forwarded progress lines
+    (:func:`wait_for_forwarded_progress`).
     """
     from hydra_plugins.hydra_ray_launcher.ray_launcher import RayLauncher
 
+    global _forwarded
+    dispatcher = _dispatcher()
+    if dispatcher is not None:
+        # one counter per sweep (a second sweep in the same process starts at 0)
+        dispatcher.remove_handler(_ForwardedProgress.name)
+        _forwarded = _ForwardedProgress()
+        dispatcher.add_handler(_ForwardedProgress.name, _forwarded)
     original = RayLauncher.launch
     if getattr(original, "_kml_wrapped", False):
         return

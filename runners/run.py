@@ -746,8 +746,10 @@ def main() -> None:
     import sys
     import warnings
 
+    from runners.launch_ray import driver_log_env
     from runners.rerun import cached_sweep
 
+    driver_log_env()  # before anything imports Ray (a hydra/launcher=ray sweep)
     # At exit the interpreter then skips collecting the ~2,000 modules' objects
     # (~0.45 s of a one-cell run, issue 14); the atexit handlers (logging's flush)
     # still run, and an object is still freed when its last reference goes. Lost:

@@ -138,6 +138,14 @@ def test_ray_sweep_equals_joblib(ray_head, joblib_reference, tmp_path) -> None:
     proc = kml_run([*SWEEP, "hydra/launcher=ray"], env)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "Ray Launcher is launching 4 jobs" in proc.stderr + proc.stdout
+    # every job's forwarded progress line, without Ray's colour codes (the output
+    # is a pipe), then the summary
+    lines = proc.stdout.splitlines()
+    progress = [i for i, line in enumerate(lines) if line.startswith("(_run_job pid=")]
+    assert len(progress) == 4, proc.stdout
+    assert all(f"[{k}/4] ok " in proc.stdout for k in range(1, 5)), proc.stdout
+    assert "kml-run summary: 4 ok," in lines[-1] and progress[-1] < len(lines) - 1
+    assert "\x1b[" not in proc.stderr + proc.stdout
     assert_same_predictions(load_records(tmp_path / "results"), joblib_reference)
     # a second sweep resumes: every record is cached, nothing is recomputed
     before = {p: p.stat().st_mtime_ns for p in (tmp_path / "results").rglob("*.json")}

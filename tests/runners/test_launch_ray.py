@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from hydra import compose, initialize_config_dir
 
+from runners import launch_ray
 from runners.callbacks import PROGRESS_ENV, SIZE_ENV
 from runners.launch_ray import absolute_path, address_problem, install
 from runners.run import CONF_DIR
@@ -83,7 +84,91 @@ def ray_launcher(monkeypatch):
     """The plugin's RayLauncher class; its ``launch`` is restored after the test."""
     module = pytest.importorskip("hydra_plugins.hydra_ray_launcher.ray_launcher")
     monkeypatch.setattr(module.RayLauncher, "launch", module.RayLauncher.launch)
+    monkeypatch.setattr(launch_ray, "_forwarded", None)  # install() sets it
     return module.RayLauncher
+
+
+@pytest.mark.parametrize("tty", [False, True])
+def test_driver_log_env(monkeypatch, tty):
+    """No deduplication of the jobs' lines; no colour codes off a terminal; the
+    user's own settings kept."""
+    import os
+    import sys
+
+    from runners.launch_ray import driver_log_env
+
+    for name in ("RAY_DEDUP_LOGS", "RAY_COLOR_PREFIX"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: tty, raising=False)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: tty, raising=False)
+    driver_log_env()
+    assert os.environ["RAY_DEDUP_LOGS"] == "0"
+    assert os.environ.get("RAY_COLOR_PREFIX") == (None if tty else "0")
+    monkeypatch.setenv("RAY_DEDUP_LOGS", "1")
+    monkeypatch.setenv("RAY_COLOR_PREFIX", "1")
+    driver_log_env()
+    assert os.environ["RAY_DEDUP_LOGS"] == os.environ["RAY_COLOR_PREFIX"] == "1"
+
+
+def _batch(*lines: str) -> dict:
+    return {"pid": 7, "ip": "127.0.0.1", "is_err": False, "lines": list(lines)}
+
+
+def test_summary_waits_for_the_forwarded_progress_lines(ray_launcher, monkeypatch):
+    """Lines reach Ray's dispatcher late: the wait returns once all have been
+    counted and Ray's printer (added after our counter, by ray.init) has had them."""
+    import threading
+    import time
+
+    lr = launch_ray
+    dispatcher = lr._dispatcher()
+    printed = []
+
+    def printer(data):  # a slow terminal
+        time.sleep(0.2)
+        printed.extend(data["lines"])
+
+    install()
+    dispatcher.add_handler("test_printer", printer)
+    try:
+        lines = [
+            f"03:13:2{k} [{k}/3] ok  sonar  svm[kernel=linear] 0.1s" for k in (1, 2, 3)
+        ]
+
+        def forward():
+            dispatcher.emit(_batch("(not a progress line)", lines[0]))
+            time.sleep(0.3)
+            dispatcher.emit(_batch(*lines[1:]))
+
+        t = threading.Thread(target=forward)
+        tic = time.monotonic()
+        t.start()
+        lr.wait_for_forwarded_progress(3)
+        assert 0.5 < time.monotonic() - tic < 3.0
+        assert printed[-2:] == lines[1:]
+        t.join()
+        assert lr._forwarded.seen == 3
+        # fewer lines than outcomes (a job logging elsewhere): ends after `quiet`
+        tic = time.monotonic()
+        lr.wait_for_forwarded_progress(4, quiet=0.2)
+        assert time.monotonic() - tic < 1.0
+        # a second sweep in the process counts from 0, with one handler
+        install()
+        assert lr._forwarded.seen == 0
+        names = [name for name, _ in dispatcher.handlers]
+        assert names.count(lr._ForwardedProgress.name) == 1
+    finally:
+        dispatcher.remove_handler("test_printer")
+        dispatcher.remove_handler(lr._ForwardedProgress.name)
+
+
+def test_no_wait_outside_a_ray_sweep(monkeypatch):
+    import time
+
+    monkeypatch.setattr(launch_ray, "_forwarded", None)
+    tic = time.monotonic()
+    launch_ray.wait_for_forwarded_progress(100)
+    assert time.monotonic() - tic < 0.1
 
 
 def test_a_cluster_failing_under_the_sweep_ends_with_its_summary(
