@@ -31,7 +31,13 @@ from reports.records import (
     override_key,
     variant_of,
 )
-from reports.render import latex_table, markdown_table, write_csv, write_text
+from reports.render import (
+    latex_table,
+    markdown_table,
+    save_figure,
+    write_csv,
+    write_text,
+)
 from runners.measures import fold_aucs
 
 EXPERIMENT = "arbf_table1"
@@ -482,8 +488,8 @@ def fig2(curves: pd.DataFrame, t: pd.DataFrame, method: str, out_dir: Path) -> N
     )
     fig.tight_layout()
     out_dir.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out_dir / "fig2.png", dpi=130, metadata={"Software": None})
-    fig.savefig(out_dir / "fig2.pdf", metadata={"CreationDate": None})
+    save_figure(fig, out_dir / "fig2.png", dpi=130, metadata={"Software": None})
+    save_figure(fig, out_dir / "fig2.pdf", metadata={"CreationDate": None})
     plt.close(fig)
 
 

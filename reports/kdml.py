@@ -18,7 +18,7 @@ from scipy import stats
 from reports.error_tables import number_variants, variant_columns, variant_list
 from reports.guard import ReportError, filled_cells, guard_table, output_dir
 from reports.records import load_records, variant_of
-from reports.render import markdown_table, write_csv, write_text
+from reports.render import markdown_table, save_figure, write_csv, write_text
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -1214,6 +1214,8 @@ def _save(fig: Figure, out: Path) -> None:
     """PNG and PDF without the date, so an unchanged figure keeps its bytes."""
     import matplotlib.pyplot as plt
 
-    fig.savefig(out.with_suffix(".png"), dpi=150, metadata={"Software": None})
-    fig.savefig(out.with_suffix(".pdf"), dpi=150, metadata={"CreationDate": None})
+    save_figure(fig, out.with_suffix(".png"), dpi=150, metadata={"Software": None})
+    save_figure(
+        fig, out.with_suffix(".pdf"), dpi=150, metadata={"CreationDate": None}
+    )
     plt.close(fig)

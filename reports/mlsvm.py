@@ -16,7 +16,7 @@ from reports.error_tables import (
 )
 from reports.guard import guard_table, output_dir
 from reports.records import load_records, records_frame
-from reports.render import csv_text, write_csv, write_text
+from reports.render import csv_text, save_figure, write_csv, write_text
 
 TABLE1_NOTES = [
     "Paper A (mlsvm), Table I: 10-fold CV classification error of SVM_m, ε-SVM, "
@@ -189,7 +189,8 @@ def fig2(records, out_dir: Path, dataset_order, method_order, names) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
     for ext in ("png", "pdf"):
         # fixed metadata so a rerun with the same numbers gives the same bytes
-        fig.savefig(
+        save_figure(
+            fig,
             out_dir / f"fig2.{ext}",
             dpi=120,
             metadata={"CreationDate": None} if ext == "pdf" else {"Software": None},

@@ -3,24 +3,57 @@
 from __future__ import annotations
 
 import os
-import tempfile
-from collections.abc import Sequence
+import secrets
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 
-def write_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and a rename."""
+def _write_via_temp(path: Path, write: Callable[[int, Path], None]) -> None:
+    """Write ``path`` through a temporary file beside it and a rename.
+
+    A reader (or a report killed mid-write) sees the old file or the new one, never
+    a part. The temporary file is created with mode 0666 minus the umask, as a
+    plain ``open`` would create ``path`` (0644 under umask 022; ``tempfile.mkstemp``
+    would leave 0600, a table the group could not read), and removed on failure.
+    ``write(fd, tmp)`` fills it: the open descriptor, and its path.
+    """
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+    tmp = path.parent / f".tmp-{os.getpid()}-{secrets.token_hex(6)}{path.suffix}"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
+        write(fd, tmp)
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
+
+
+def write_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file and a rename."""
+
+    def fill(fd: int, tmp: Path) -> None:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+
+    _write_via_temp(path, fill)
+
+
+def save_figure(fig: Any, path: Path, **kwargs: Any) -> None:
+    """``fig.savefig(path, **kwargs)`` through a temporary file and a rename.
+
+    The format is the suffix of ``path`` (``.png``, ``.pdf``), given to matplotlib
+    explicitly since the temporary file's name is not ``path``'s.
+    """
+
+    def fill(fd: int, tmp: Path) -> None:
+        with os.fdopen(fd, "wb") as fh:
+            fig.savefig(fh, format=Path(path).suffix.lstrip("."), **kwargs)
+
+    _write_via_temp(path, fill)
 
 
 def csv_text(frame: pd.DataFrame) -> str:

@@ -26,7 +26,7 @@ from reports.guard import (
     output_dir,
 )
 from reports.records import load_published, load_records, sweep_params, variant_of
-from reports.render import markdown_table, write_csv, write_text
+from reports.render import markdown_table, save_figure, write_csv, write_text
 from reports.stats import pearson, wilcoxon_rank_sum, wilcoxon_signed_rank
 
 #: The two methods of the table, by their ``method=`` ids.
@@ -240,8 +240,8 @@ def fig2(exp: pd.DataFrame, out_dir: Path) -> None:
     )
     fig.tight_layout()
     out_dir.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out_dir / "fig2.png", dpi=130, metadata={"Software": None})
-    fig.savefig(out_dir / "fig2.pdf", metadata={"CreationDate": None})
+    save_figure(fig, out_dir / "fig2.png", dpi=130, metadata={"Software": None})
+    save_figure(fig, out_dir / "fig2.pdf", metadata={"CreationDate": None})
     plt.close(fig)
 
 
