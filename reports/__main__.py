@@ -70,6 +70,13 @@ def main(argv: list[str] | None = None) -> int:
     from reports.guard import ReportError
 
     folder = Path(args.out) if args.out else _generated(args.experiment)
+    if folder.exists() and not folder.is_dir():
+        print(
+            f"kml-report {args.experiment}: error: --out {folder} is a file, not a "
+            "folder; pass a folder (it is created if missing). Nothing was written.",
+            file=sys.stderr,
+        )
+        return 2
     before = _digests(folder)
     try:
         out = getattr(importlib.import_module(module), func)(
@@ -81,11 +88,30 @@ def main(argv: list[str] | None = None) -> int:
     except ReportError as exc:
         print(f"kml-report {args.experiment}: error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:
+        if not _within(exc, folder):
+            raise
+        print(
+            f"kml-report {args.experiment}: error: cannot write {exc.filename}: "
+            f"{exc.strerror}; pass --out DIR, a folder you can write.",
+            file=sys.stderr,
+        )
+        return 2
     print(f"wrote {out}")
     written = Path(out) if Path(out).is_dir() else Path(out).parent  # kdml: a folder
     if written.resolve() == folder.resolve():
         print(_changes(folder, before, _digests(folder)))
     return 0
+
+
+def _within(exc: OSError, target: Path) -> bool:
+    """Whether ``exc`` is about writing ``target``: its file is ``target``, lies in
+    it, or is a folder above it (which ``mkdir(parents=True)`` tried to create)."""
+    if not exc.filename:
+        return False
+    path = Path(os.fsdecode(exc.filename)).resolve()
+    target = target.resolve()
+    return path == target or target in path.parents or path in target.parents
 
 
 def _generated(experiment: str) -> Path:

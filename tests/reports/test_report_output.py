@@ -1,5 +1,6 @@
 """Where a report writes: every file whole (a temporary file renamed into place),
-readable as a plain ``open`` would leave it."""
+readable as a plain ``open`` would leave it, and a --out it cannot write named in
+one line (exit 2), not a traceback."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ import stat
 
 import pytest
 
+from reports.__main__ import main
 from reports.render import save_figure, write_text
+from tests.reports.test_guard import _store_wrbf, _wrbf_record
 
 
 @pytest.fixture
@@ -58,3 +61,33 @@ def test_a_figure_that_fails_midway_leaves_the_old_file(tmp_path):
         save_figure(Failing(), old)
     assert old.read_bytes() == b"the committed figure"
     assert [p.name for p in tmp_path.iterdir()] == ["fig2.png"]  # no temp file left
+
+
+@pytest.fixture
+def wrbf_store(tmp_path):
+    results = tmp_path / "results"
+    for method, correct in (("rbf", [7, 8, 6]), ("wrbf", [8, 8, 9])):
+        _store_wrbf(results, _wrbf_record("iris", "glass", method, correct))
+    return results
+
+
+def test_out_that_is_a_file_is_named(wrbf_store, tmp_path, capsys):
+    afile = tmp_path / "notes.txt"
+    afile.write_text("mine")
+    assert main(["wrbf_table1", "--results", str(wrbf_store), "--out", str(afile)]) == 2
+    err = capsys.readouterr().err
+    assert f"--out {afile} is a file, not a folder" in err
+    assert afile.read_text() == "mine"
+
+
+def test_out_that_cannot_be_written_is_named(wrbf_store, tmp_path, capsys):
+    """A folder that cannot be created (here under a file; read-only alike) was a
+    traceback from Path.mkdir, exit status 1."""
+    afile = tmp_path / "notes.txt"
+    afile.write_text("mine")
+    out = afile / "tables"
+    assert main(["wrbf_table1", "--results", str(wrbf_store), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"kml-report wrbf_table1: error: cannot write {out}")
+    assert "pass --out DIR, a folder you can write" in err
+    assert "Traceback" not in err
