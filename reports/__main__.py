@@ -114,6 +114,22 @@ def _within(exc: OSError, target: Path) -> bool:
     return path == target or target in path.parents or path in target.parents
 
 
+def _site_write(exc: OSError, out: Path) -> bool:
+    """Whether ``exc`` is about writing the site ``out``: ``out`` itself, what it
+    holds, a folder above it, or the ``.tmp-site-*`` / ``.old-site-*`` folder
+    beside it that :func:`reports.site.build_site` builds in and swaps through."""
+    if not exc.filename:
+        return False
+    if _within(exc, out):
+        return True
+    path = Path(os.fsdecode(exc.filename)).resolve()
+    parent = out.resolve().parent
+    return any(
+        p.parent == parent and p.name.startswith((".tmp-site-", ".old-site-"))
+        for p in (path, *path.parents)
+    )
+
+
 def _generated(experiment: str) -> Path:
     from reports.site import GENERATED
 
@@ -153,7 +169,7 @@ def _changes(folder: Path, before: dict[str, str], after: dict[str, str]) -> str
 
 
 def site_main(argv: list[str]) -> int:
-    from reports.site import DEFAULT_OUT, build_site
+    from reports.site import DEFAULT_OUT, SiteError, build_site
 
     parser = argparse.ArgumentParser(
         prog="kml-report site",
@@ -166,7 +182,21 @@ def site_main(argv: list[str]) -> int:
         help="result store root, read for wall times when present",
     )
     args = parser.parse_args(argv)
-    index = build_site(args.out, results=args.results)
+    try:
+        index = build_site(args.out, results=args.results)
+    except SiteError as exc:
+        print(f"kml-report site: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        if not _site_write(exc, Path(args.out)):
+            raise
+        print(
+            f"kml-report site: error: cannot write the site at {args.out} "
+            f"({exc.filename}: {exc.strerror}); pass --out DIR, a folder you can "
+            "write.",
+            file=sys.stderr,
+        )
+        return 2
     print(f"wrote {index}  (open it in a browser: file://{index})")
     return 0
 

@@ -18,6 +18,7 @@ import json
 import math
 import os
 import re
+import secrets
 import shutil
 import subprocess
 import sys
@@ -1101,23 +1102,50 @@ def build_site(
     """Write the site to ``out`` (replacing it) and return the index path.
 
     ``results``: the result store root, read for wall times and code versions when it
-    exists; the site builds from the committed files alone without it.
+    exists; the site builds from the committed files alone without it. The site
+    is built in a folder beside ``out`` and renamed into place; a ``--out`` that
+    is a file, or a folder holding something other than a site, raises
+    :class:`SiteError`.
     """
-    from jinja2 import Environment, FileSystemLoader, select_autoescape
-
     out = Path(out).resolve()
     generated = Path(generated)
     results_path = Path(results) if results else None
     if results_path is not None and not results_path.exists():
         results_path = None
-    if out.exists():
-        if not (out / "index.html").exists() and any(out.iterdir()):
-            raise FileExistsError(
-                f"{out} exists and is not a site built by kml-report site; remove it "
-                "or choose another --out"
-            )
-        shutil.rmtree(out)
-    out.mkdir(parents=True)
+    if out.exists() and not out.is_dir():
+        raise SiteError(f"--out {out} is a file, not a folder; choose another --out")
+    if out.exists() and not (out / "index.html").exists() and any(out.iterdir()):
+        raise SiteError(
+            f"{out} exists and is not a site built by kml-report site; remove it "
+            "or choose another --out"
+        )
+    # built beside it, then swapped in: a build that fails or is killed leaves the
+    # site that was there (and at most a .tmp-site-* folder), never half of one
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.parent / f".tmp-site-{os.getpid()}-{secrets.token_hex(4)}"
+    try:
+        tmp.mkdir()
+        _build_into(tmp, generated, results_path)
+        if out.exists():
+            old = out.parent / f".old-site-{os.getpid()}-{secrets.token_hex(4)}"
+            os.replace(out, old)
+            os.replace(tmp, out)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, out)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return out / "index.html"
+
+
+class SiteError(ValueError):
+    """The site cannot be written where asked; the message names the folder."""
+
+
+def _build_into(out: Path, generated: Path, results_path: Path | None) -> None:
+    """Write every page of the site into the empty folder ``out``."""
+    from jinja2 import Environment, FileSystemLoader, select_autoescape
+
     env = Environment(
         loader=FileSystemLoader(TEMPLATES),
         autoescape=select_autoescape(["html"]),
@@ -1169,7 +1197,6 @@ def build_site(
         bands=SE_BANDS,
     )
     (out / "index.html").write_text(html)
-    return out / "index.html"
 
 
 def _document_pages(

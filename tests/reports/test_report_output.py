@@ -11,6 +11,7 @@ import pytest
 
 from reports.__main__ import main
 from reports.render import save_figure, write_text
+from reports.site import build_site
 from tests.reports.test_guard import _store_wrbf, _wrbf_record
 
 
@@ -91,3 +92,39 @@ def test_out_that_cannot_be_written_is_named(wrbf_store, tmp_path, capsys):
     assert err.startswith(f"kml-report wrbf_table1: error: cannot write {out}")
     assert "pass --out DIR, a folder you can write" in err
     assert "Traceback" not in err
+
+
+def test_site_out_that_is_a_file_or_not_a_site_is_named(tmp_path, capsys):
+    afile = tmp_path / "notes.txt"
+    afile.write_text("mine")
+    assert main(["site", "--out", str(afile)]) == 2
+    assert "is a file, not a folder" in capsys.readouterr().err
+    other = tmp_path / "tables"
+    other.mkdir()
+    (other / "table1.md").write_text("mine")
+    assert main(["site", "--out", str(other)]) == 2
+    assert "is not a site built by kml-report site" in capsys.readouterr().err
+    assert main(["site", "--out", str(afile / "site")]) == 2
+    err = capsys.readouterr().err
+    assert f"cannot write the site at {afile / 'site'}" in err
+    assert (other / "table1.md").read_text() == "mine"
+
+
+def test_site_build_that_fails_keeps_the_site_that_was_there(tmp_path, monkeypatch):
+    """The site was removed first and rebuilt in place: a build that failed (or was
+    killed) midway left half a site. It is built beside, then swapped in."""
+    import reports.site as site
+
+    out = tmp_path / "site"
+    build_site(out)
+    before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a template error")
+
+    monkeypatch.setattr(site, "_write_artifact_page", broken)
+    with pytest.raises(RuntimeError):
+        build_site(out)
+    after = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert after == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]  # no temp folder
