@@ -316,7 +316,10 @@ def main(argv: Sequence[str]) -> int:
         default=os.environ.get("KML_RESULTS", "results"),
         help="result store root (default: $KML_RESULTS or ./results)",
     )
-    parser.add_argument("--alpha", type=float, default=0.05)
+    parser.add_argument(
+        "--alpha", type=_alpha, default=0.05,
+        help="significance level of the tests, between 0 and 1 (default: 0.05)",
+    )  # fmt: skip
     parser.add_argument(
         "--mcnemar", choices=("chi2_cc", "exact"), default="chi2_cc",
         help="McNemar variant (default: continuity-corrected chi-square)",
@@ -337,6 +340,35 @@ def main(argv: Sequence[str]) -> int:
         return 2
     print(to_markdown(df, notes, args.experiment, args.method, args.alpha), end="")
     if args.csv:
-        df.to_csv(args.csv, index=False)
+        from pathlib import Path
+
+        from reports.render import write_text
+
+        try:  # whole or not at all, its folder created, as the tables are
+            write_text(Path(args.csv), df.to_csv(index=False))
+        except OSError as exc:
+            print(
+                f"kml-report compare: error: cannot write --csv {args.csv} "
+                f"({exc.filename}: {exc.strerror or exc}); pass a file path you "
+                "can write.",
+                file=sys.stderr,
+            )
+            return 2
         print(f"wrote {args.csv}")
     return 0
+
+
+def _alpha(text: str) -> float:
+    """``--alpha``: a level in (0, 1); 5 or 0 would mark every or no pair."""
+    import argparse
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(
+            f"{text} is not a significance level; give one between 0 and 1, "
+            "e.g. 0.05"
+        )
+    return value

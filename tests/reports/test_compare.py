@@ -306,3 +306,33 @@ def test_wilcoxon_over_splits_is_scipys_on_the_split_accuracies_and_p_below_alph
     assert _pair(a, b, row["pvalue"], "chi2_cc")["outcome"] == "="
     assert _pair(a, b, np.nextafter(row["pvalue"], 1), "chi2_cc")["outcome"] == "+"
     assert _pair(b, a, np.nextafter(row["pvalue"], 1), "chi2_cc")["outcome"] == "-"
+
+
+def test_cli_csv_goes_to_a_new_folder_and_a_bad_one_is_named(store, tmp_path, capsys):
+    """--csv into a folder not made yet was a pandas traceback after the table."""
+    from reports.__main__ import main
+
+    argv = ["compare", "mlsvm_table1", "--method", "myfda", "--results", str(store)]
+    csv = tmp_path / "new" / "cmp.csv"
+    assert main([*argv, "--csv", str(csv)]) == 0
+    assert csv.read_text().startswith("dataset,kernel,seed,baseline,")
+    assert [p.name for p in csv.parent.iterdir()] == ["cmp.csv"]  # no temp file
+    capsys.readouterr()
+    under_a_file = csv / "cmp.csv"
+    assert main([*argv, "--csv", str(under_a_file)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(
+        f"kml-report compare: error: cannot write --csv {under_a_file}"
+    )
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("alpha", ["5", "0", "-0.1", "1", "x"])
+def test_cli_alpha_is_a_significance_level(alpha, capsys):
+    """--alpha 5 marked every pair with p < 5 significant."""
+    from reports.__main__ import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["compare", "mlsvm_table1", "--method", "m", "--alpha", alpha])
+    assert exit_.value.code == 2
+    assert "argument --alpha:" in capsys.readouterr().err
