@@ -263,7 +263,9 @@ def load_records(
     Only records of the experiment's own config count (:func:`is_own_run`, from the
     ``overrides`` each record stores; records without them fall back to
     :func:`is_experiment_config`, which recomposes the config). ``variants=True``
-    also admits runs with command-line overrides. An experiment without a file in
+    also admits runs with command-line overrides; a failed run then does not take
+    a cell from a run that finished (:func:`_rank`; a warning names the cell). An
+    experiment without a file in
     ``conf/experiment`` (``adhoc``, the runs of ``kml-run`` without
     ``experiment=``) has no config of its own: every record is used, with a
     warning. Records of another code version
@@ -278,6 +280,7 @@ def load_records(
     keys = sweep_keys(experiment)
     store = ResultStore(results_root)
     newest: dict[tuple, dict[str, Any]] = {}
+    failed: dict[tuple, dict[str, Any]] = {}  # --variants: each cell's newest error
     skipped: list[str] = []
     recomposed = n_read = unjudged = 0
     for rec in store.records(experiment):
@@ -317,8 +320,11 @@ def load_records(
             if per_config
             else (rec["dataset"], rec["method"], rec["kernel"], rec["seed"])
         )
-        if k not in newest or rec.get("finished", "") > newest[k].get("finished", ""):
+        if k not in newest or _rank(rec, variants) > _rank(newest[k], variants):
             newest[k] = rec
+        if variants and rec["status"] == "error":
+            if k not in failed or _rank(rec, False) > _rank(failed[k], False):
+                failed[k] = rec
     if not n_read:
         n_json = sum(1 for p in base.rglob("*.json") if not p.name.startswith("."))
         raise ReportError(
@@ -359,6 +365,21 @@ def load_records(
             ", ".join(sorted(set(skipped))[:3]),
             USE_VARIANTS,
         )
+    hidden = sorted(
+        f"{rec['dataset']}/{rec['label']}"
+        + (f" ({', '.join(variant_of(rec))})" if variant_of(rec) else "")
+        for k, rec in failed.items()
+        if newest[k] is not rec and _rank(rec, False) > _rank(newest[k], False)
+    )
+    if hidden:
+        log.warning(
+            "%s: the newest run of %s failed; %s the newest finished run instead: "
+            "%s",
+            experiment,
+            _records(len(hidden), "cell"),
+            "each shows" if len(hidden) > 1 else "it shows",
+            "; ".join(hidden),
+        )
     versions = {r["config"].get("code_version") for r in newest.values()}
     if len(versions) > 1:
         log.warning(
@@ -368,6 +389,23 @@ def load_records(
             sorted(v for v in versions if v),
         )
     return list(newest.values())
+
+
+def _rank(record: dict[str, Any], variants: bool) -> tuple:
+    """Which record of a cell :func:`load_records` keeps: the newest (``finished``).
+
+    With ``variants`` (``kml-report --variants``: runs of several configs compete
+    for a cell) a run that finished (ok or skip) comes before one that failed,
+    whatever their times: a variant tried after the experiment's own run and
+    failing (``protocol.outer_folds=150`` on sonar) has no number to show, and
+    must not take the own run's number out of the table. The experiment's own
+    runs alone are one config, whose newest failure (a newer code version's) is
+    what the table shows.
+    """
+    finished = str(record.get("finished", ""))
+    if variants:
+        return (record.get("status") != "error", finished)
+    return (finished,)
 
 
 def records_frame(records: Iterable[dict[str, Any]]) -> pd.DataFrame:

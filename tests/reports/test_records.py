@@ -232,3 +232,40 @@ def test_the_newest_record_is_kept_per_cell_and_seed(tmp_path):
     write("new1", 1, "2026-01-05T00:00:00")
     kept = sorted(load_records(tmp_path, "adhoc"), key=lambda r: r["seed"])
     assert [(r["seed"], r["key"]) for r in kept] == [(0, "new0"), (1, "new1")]
+
+
+def test_a_failed_variant_does_not_hide_a_finished_run_with_variants(tmp_path, caplog):
+    """`kml-run experiment=mlsvm_table1 dataset=sonar method=svmm kernel=linear
+    protocol.outer_folds=150` fails (too few samples per class) after the own
+    run: with --variants the cell kept the failed run, its number gone from the
+    table ('— / 21.63 [v1]'). A newer variant that finished still wins; the
+    experiment's own runs alone keep their newest, failed or not."""
+    import json
+
+    cell = ["dataset=sonar", "method=svmm", "kernel=linear"]
+
+    def write(key, status, finished, extra=()):
+        rec = {"label": "svmm[kernel=linear]", "experiment": "mlsvm_table1",
+               "dataset": "sonar", "method": "svmm", "kernel": "linear",
+               "seed": 0, "status": status, "config": {"code_version": "test"},
+               "overrides": ["experiment=mlsvm_table1", *cell, *extra],
+               "key": key, "finished": finished}  # fmt: skip
+        path = tmp_path / "mlsvm_table1" / "sonar" / f"svmm[kernel=linear]-{key}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(rec))
+
+    write("own", "ok", "2026-01-01T00:00:00")
+    write("folds150", "error", "2026-01-02T00:00:00", ["protocol.outer_folds=150"])
+    with caplog.at_level(logging.WARNING, logger="kml.reports"):
+        (kept,) = load_records(tmp_path, "mlsvm_table1", variants=True)
+    assert kept["key"] == "own"
+    assert (
+        "the newest run of 1 cell failed; it shows the newest finished run instead: "
+        "sonar/svmm[kernel=linear] (protocol.outer_folds=150)"
+    ) in caplog.text
+    write("smoke", "ok", "2026-01-03T00:00:00", ["protocol=smoke"])
+    (kept,) = load_records(tmp_path, "mlsvm_table1", variants=True)
+    assert kept["key"] == "smoke"
+    write("own-newer-code", "error", "2026-01-04T00:00:00")
+    (kept,) = load_records(tmp_path, "mlsvm_table1")
+    assert kept["key"] == "own-newer-code"
