@@ -815,6 +815,18 @@ def record_stats(
                 newest[cell].get("finished", "")
             ):
                 newest[cell] = rec
+    # the cells the experiments' sweeps run, and those of them finished (ok or
+    # skip): a store is partial when one is missing, whatever the unit of the
+    # table (a wrbf row pools 12 runs; arbf's Fig. 2 runs are not Table 1's cells)
+    grid: set[tuple] | None = set()
+    for exp in experiments:
+        cells = sweep_cells(exp)
+        grid = None if cells is None or grid is None else grid | cells
+    done = {
+        _sweep_cell(rec, keys)
+        for (exp, *_), rec in newest.items()
+        if rec["status"] in ("ok", "skip") and (keys := _grid_keys(exp)) is not None
+    }
     total, n, versions, started, finished = 0.0, 0, Counter(), [], []
     for rec in newest.values():
         n += 1
@@ -843,10 +855,59 @@ def record_stats(
                 if r["status"] == "ok"
             }
         ),
+        # None when an experiment has no sweep in its file to count against
+        "sweep_cells": None if grid is None else len(grid),
+        "sweep_finished": None if grid is None else len(done & grid),
         "job_seconds": total,
         "span_seconds": span,
         "code_versions": [v for v, _ in versions.most_common()],
     }
+
+
+def _grid_keys(experiment: str) -> tuple[str, ...] | None:
+    """The keys that name a cell of ``experiment``'s sweep (its file's
+    ``hydra.sweeper.params`` but the neutral ones: ``split_start``, ``seed``)."""
+    from reports.records import NEUTRAL_KEYS, sweep_params
+
+    params = sweep_params(experiment)
+    if not params:
+        return None
+    return tuple(k for k in params if k not in NEUTRAL_KEYS)
+
+
+def sweep_cells(experiment: str) -> set[tuple] | None:
+    """Every cell ``kml-run experiment=<experiment>`` runs: the product of the
+    values its file sweeps, each cell as ``((key, value), ...)``; None without a
+    sweep in its file."""
+    from itertools import product
+
+    from reports.records import sweep_params
+
+    keys = _grid_keys(experiment)
+    if keys is None:
+        return None
+    params = sweep_params(experiment)
+    return {
+        tuple(zip(keys, values)) for values in product(*(params[k] for k in keys))
+    }
+
+
+def _sweep_cell(record: dict[str, Any], keys: Sequence[str]) -> tuple:
+    """The cell of :func:`sweep_cells` that ``record`` ran: each key's value from
+    the overrides it stores (a sweep gives every job each swept key), else from
+    the record's own fields (a value the experiment file sets, not swept)."""
+    given = {}
+    for o in record.get("overrides") or []:
+        if "=" in o:
+            k, v = o.split("=", 1)
+            given[k.lstrip("~+")] = v
+    fields = {
+        "dataset": record.get("original_dataset") or record.get("dataset"),
+        "dataset.noise_donor": record.get("noise_donor"),
+        "method": record.get("method"),
+        "kernel": record.get("kernel"),
+    }
+    return tuple((k, str(given.get(k, fields.get(k)))) for k in keys)
 
 
 def _own_records(
@@ -957,9 +1018,10 @@ def summarize(
             # fewer finished cells than the committed table has: the times are a
             # sub-sweep's, not the table's
             partial = (
-                f"; a partial store: {st['finished_cells']} finished of the "
-                f"table's {s.cells} cells"
-                if has_table and st["finished_cells"] < s.cells
+                f"; a partial store: {st['sweep_finished']} finished of the "
+                f"sweep's {st['sweep_cells']} cells"
+                if st["sweep_cells"] is not None
+                and st["sweep_finished"] < st["sweep_cells"]
                 else ""
             )
             s.wall = (

@@ -185,8 +185,8 @@ def test_wall_time_takes_the_newest_run_per_cell_and_names_a_partial_store(
     art = next(a for a in paper.artifacts if a.key == "table1")
     s = site.summarize(paper, art, site.GENERATED, tmp_path, site.load_known())
     assert s.wall == (
-        "19 s (19 s of jobs, 1 record; a partial store: 1 finished of the table's "
-        "40 cells)"
+        "19 s (19 s of jobs, 1 record; a partial store: 1 finished of the sweep's "
+        "48 cells)"
     )
 
 

@@ -383,3 +383,63 @@ def test_kdml_figures_count_the_experiments_their_report_would_use(tmp_path) -> 
     assert s["fig1"].wall.startswith("10 s (10 s of jobs, 1 record")
     assert s["fig2"].wall.startswith("30 s (30 s of jobs, 1 record")
     assert s["fig3"].wall == ""  # no record of kdml_fig3: no wall time
+
+
+# ------------------------------------------- a partial store, in the sweep's cells
+
+
+def _summary(paper_key: str, art_key: str, results: Path) -> site.ArtifactSummary:
+    paper = next(p for p in site.PAPERS if p.key == paper_key)
+    art = next(a for a in paper.artifacts if a.key == art_key)
+    return site.summarize(paper, art, site.GENERATED, results, site.load_known())
+
+
+def test_a_wrbf_store_missing_runs_is_partial_though_it_has_more_than_49(tmp_path):
+    """The store's finished runs were counted against the table's 49 numbers (7
+    rows x 7 columns), while the sweep has 98 runs (7 x 7 pairs x 2 methods, the
+    7 self-pairs skipped): 60 of them, five datasets' worth, read as complete."""
+    names = ["breast_w", "ecoli", "glass", "ionosphere", "iris", "pima", "house_votes"]
+    for original in names[:5]:
+        for donor in names:
+            for method in ("wrbf", "rbf"):
+                folder = tmp_path / "wrbf_table1" / f"{original}+{donor}"
+                folder.mkdir(parents=True, exist_ok=True)
+                rec = {
+                    "status": "skip" if donor == original else "ok",
+                    "dataset": f"{original}+{donor}",
+                    "original_dataset": original,
+                    "noise_donor": donor,
+                    "method": method,
+                    "kernel": "none",
+                    "seed": 0,
+                    "overrides": [
+                        f"dataset={original}",
+                        f"dataset.noise_donor={donor}",
+                        f"method={method}",
+                    ],
+                    "wall_seconds": 1.0,
+                    "started": "2026-01-01T00:00:00+00:00",
+                    "finished": "2026-01-01T00:00:01+00:00",
+                    "provenance": {"code_version": "x"},
+                }
+                (folder / f"{method}.json").write_text(json.dumps(rec))
+    s = _summary("wrbf", "table1", tmp_path)
+    assert s.wall.endswith(
+        "70 records; a partial store: 70 finished of the sweep's 98 cells)"
+    )
+
+
+def test_a_kdml_figure_from_a_sub_sweep_says_partial_and_a_whole_one_does_not(
+    tmp_path,
+):
+    """A figure has no table, so a kdml store of one dataset's runs (6 of Fig. 1's
+    48 cells) showed its wall time as the figure's, with no word of it."""
+    for method in ("knn", "lmnn_knn", "itml_knn", "klmnn_knn", "kdml_method1"):
+        _kdml_record(tmp_path, "kdml_fig1", "pima", method, 10.0, 1)
+    for method in ("kpca_knn", "kdml_method1", "kdml_method2"):
+        _kdml_record(tmp_path, "kdml_fig3", "wall_robot", method, 5.0, 2)
+    s = _kdml_walls(tmp_path)
+    assert s["fig1"].wall.endswith(
+        "5 records; a partial store: 5 finished of the sweep's 48 cells)"
+    )
+    assert s["fig3"].wall == "5 s (15 s of jobs, 3 records)"  # every cell run
