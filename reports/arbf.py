@@ -204,14 +204,18 @@ def table1_frame(records: list[dict]) -> pd.DataFrame:
     """Long table: one row per published (dataset, method) cell."""
     pub = load_published("arbf")
     names = published_dataset_names("arbf")
-    got = {}
+    got, other = {}, {}
     for r in records:
+        cell = (names.get(r["original_dataset"], r["dataset"]), r["method"])
         if r["status"] == "ok":
-            got[(names.get(r["original_dataset"], r["dataset"]), r["method"])] = r
+            got[cell] = r
+        else:  # failed or skipped: no number, but its status and reason
+            other[cell] = r
     rows = []
     for p in pub.itertuples():
         rec = got.get((p.dataset, p.method))
         aucs = fold_aucs(rec) if rec else []
+        not_ok = other.get((p.dataset, p.method)) if not aucs else None
         mean = float(np.mean(aucs)) if aucs else np.nan
         std = float(np.std(aucs, ddof=1)) if len(aucs) > 1 else np.nan
         rows.append(
@@ -225,7 +229,9 @@ def table1_frame(records: list[dict]) -> pd.DataFrame:
                 "published_std": p.std,
                 "diff": mean - p.mean,
                 "within_1std": bool(abs(mean - p.mean) <= p.std) if aucs else False,
-                "status": "ok" if aucs else "missing",
+                # "missing": no record; a failed or skipped run's status otherwise
+                "status": "ok" if aucs else (not_ok or {}).get("status", "missing"),
+                "reason": (not_ok or {}).get("reason", ""),
                 # last, so that table1.csv drops it when no cell is a variant's
                 # (variant_columns) and keeps the columns of a table of own runs
                 "variant": " ".join(variant_of(rec)) if aucs else "",
@@ -233,6 +239,45 @@ def table1_frame(records: list[dict]) -> pd.DataFrame:
         )
     return pd.DataFrame(rows)
 
+
+
+def _not_run_markdown(t: pd.DataFrame) -> list[str]:
+    """The sections that list Table 1's cells without a number: those no record
+    of which is in the store (a sub-sweep, a sweep cut short), and those whose
+    run failed or was skipped, with the run's reason. Nothing for a full table.
+
+    Each such cell shows "-" in the table, which said neither which nor why.
+    """
+    md: list[str] = []
+    missing = t[t.status == "missing"]
+    if len(missing):
+        md += [
+            f"## Cells not run ({len(missing)})",
+            "",
+            "No record of these cells under the result folder (a partial sweep?).",
+            "",
+        ]
+        for ds, g in missing.groupby("dataset", sort=False):
+            n_all = int((t.dataset == ds).sum())
+            md.append(
+                f"- {ds}: "
+                + (
+                    "all cells"
+                    if len(g) == n_all
+                    else ", ".join(DISPLAY.get(m, m) for m in g.method)
+                )
+            )
+        md.append("")
+    failed = t[~t.status.isin(["ok", "missing"])]
+    if len(failed):
+        md += [f"## Cells whose run failed or was skipped ({len(failed)})", ""]
+        md += [
+            f"- {r.dataset}/{DISPLAY.get(r.method, r.method)} ({r.status}): "
+            f"{r.reason}"
+            for r in failed.itertuples()
+        ]
+        md.append("")
+    return md
 
 
 def claim_variants(claim: pd.DataFrame, t: pd.DataFrame) -> pd.DataFrame:
@@ -555,7 +600,10 @@ def table1(
     known = known_divergences("arbf", "table1")
     listed = set(zip(known.dataset, known.method)) if len(known) else set()
     marks = frame_variant_marks(t)
-    write_csv(out_dir / "table1.csv", variant_columns(t.round(4)))
+    # the reasons go to table1.md (below): table1.csv keeps its columns
+    write_csv(
+        out_dir / "table1.csv", variant_columns(t.drop(columns="reason").round(4))
+    )
     write_csv(out_dir / "claims.csv", claim_variants(claim, t).round(4))
     label = label_auc_frame(records)
     if len(label):
@@ -682,6 +730,7 @@ def table1(
         "",
         *claim_markdown(claim, t, marks),
     ]
+    md += _not_run_markdown(t)
     if len(label):
         n_in = int(label.within_1std.sum())
         md += [

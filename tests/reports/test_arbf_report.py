@@ -466,3 +466,44 @@ def test_a_claim_held_on_fewer_than_six_datasets_is_not_decided(table):
         "**not decided** in the reproduction (1 of 1 datasets; 5 of the paper's "
         "six not run)."
     ) in md
+
+
+def test_a_partial_table_lists_the_cells_not_run_and_the_failed_ones(tmp_path):
+    """Every cell without a number showed '-', whether never run or failed, and
+    the failure's reason was nowhere in the report (the mlsvm, lmnnmkl and wrbf
+    tables name both)."""
+    from reports.arbf import table1
+
+    results = tmp_path / "results"
+    for m in ("komd", "arbf_t20"):
+        _store_record(results, m)
+    _store_record(results, "knn_raw")
+    (path,) = (results / "arbf_table1" / "heart_libsvm").glob("knn_raw*.json")
+    rec = json.loads(path.read_text())
+    rec.update(status="error", reason="ValueError: boom")
+    path.write_text(json.dumps(rec))
+    out = table1(results, out_dir=tmp_path / "out")
+    md = out.read_text()
+    assert (
+        "## Cells not run (33)\n\nNo record of these cells under the result folder "
+        "(a partial sweep?).\n\n- australian: all cells\n- german: all cells\n"
+        "- splice: all cells\n- heart: K-LMNN, K-GB-LMNN, ARBF_50\n"
+        "- diabetes: all cells\n- ionosphere: all cells\n"
+    ) in md
+    assert (
+        "## Cells whose run failed or was skipped (1)\n\n"
+        "- heart/K-Raw (error): ValueError: boom\n"
+    ) in md
+    csv = pd.read_csv(tmp_path / "out" / "table1.csv")
+    heart = csv[csv.dataset == "heart"].set_index("method").status
+    assert heart.to_dict() == {
+        "komd": "ok", "knn_raw": "error", "knn_lmnn": "missing",
+        "knn_gb_lmnn": "missing", "arbf_t20": "ok", "arbf_t50": "missing",
+    }  # fmt: skip
+    assert "reason" not in csv.columns  # table1.csv keeps its committed columns
+
+
+def test_the_committed_table_lists_no_cell_not_run(table):
+    from reports.arbf import _not_run_markdown
+
+    assert _not_run_markdown(table) == []
