@@ -49,6 +49,23 @@ def _no_left_out(record: logging.LogRecord) -> bool:
     return "left out" not in str(record.msg)
 
 
+class _Once(logging.Filter):
+    """Each message once: :func:`compare` reads the store twice (every config,
+    then the experiment's own runs), and a warning about it (records from several
+    code versions, a damaged record) was printed by both reads."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: set[str] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = record.getMessage()
+        if text in self.seen:
+            return False
+        self.seen.add(text)
+        return True
+
+
 def _labels(values: Sequence[Any]) -> np.ndarray:
     """Labels as numbers when they all are (1 and 1.0 agree), else as strings."""
     try:
@@ -167,8 +184,11 @@ def compare(
     """
     # the new method's runs are variants of the experiment: that they are left out
     # of the baselines is the point here, not news
-    records_log = logging.getLogger("kml.reports")
+    records_log, once = logging.getLogger("kml.reports"), _Once()
+    store_log = logging.getLogger("kml.store")
     records_log.addFilter(_no_left_out)
+    records_log.addFilter(once)
+    store_log.addFilter(once)
     no_baselines = ""
     try:
         # one record per config: of the new method's, the newest run with the
@@ -195,6 +215,8 @@ def compare(
             )
     finally:
         records_log.removeFilter(_no_left_out)
+        records_log.removeFilter(once)
+        store_log.removeFilter(once)
     new = newest_per_cell([r for r in every if r["method"] == method])
     if not new:
         methods = sorted({r["method"] for r in every})

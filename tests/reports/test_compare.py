@@ -336,3 +336,22 @@ def test_cli_alpha_is_a_significance_level(alpha, capsys):
         main(["compare", "mlsvm_table1", "--method", "m", "--alpha", alpha])
     assert exit_.value.code == 2
     assert "argument --alpha:" in capsys.readouterr().err
+
+
+def test_a_store_warning_is_printed_once(store, tmp_path, caplog):
+    """compare reads the store twice (every config, then the own runs): a warning
+    about it, baseline records of two code versions here, was printed by both."""
+    import logging
+
+    copy = tmp_path / "results"
+    shutil.copytree(store, copy)
+    (path,) = copy.rglob("fda[[]*.json")
+    _as_seed(path, 1)
+    (seed1,) = copy.rglob("fda[[]*-seed1.json")
+    rec = json.loads(seed1.read_text())
+    rec["config"]["code_version"] = "newer"
+    seed1.write_text(json.dumps(rec))
+    with caplog.at_level(logging.WARNING):
+        compare(copy, "mlsvm_table1", "myfda")
+    versions = [r for r in caplog.records if "code versions" in r.getMessage()]
+    assert len(versions) == 1, [r.getMessage() for r in versions]
