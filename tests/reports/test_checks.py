@@ -133,6 +133,19 @@ def test_report_reads_results_and_never_shrinks_the_committed_table(
     assert (copy / "mlsvm" / "table1_checks.csv").read_bytes() == COMMITTED.read_bytes()
     md = checks.table1_checks(some_checks, out_dir=tmp_path / "out").read_text()
     assert "| alt | sonar | linear | svm | nested-CV error (%) with no cosine" in md
+    # the check runs the partial table lacks are in it, not only on the console
+    assert "\n## Check runs not made (42)\n" in md
+    assert (
+        "\n- band sonar/band_check/gauss1 dataset=sonar method=band_check "
+        "kernel=gauss1 protocol.kind=nested_training_sets\n"
+    ) in md
+
+
+def test_the_committed_checks_table_lists_no_missing_run():
+    """A full table says nothing of missing runs: the committed file as is."""
+    df = pd.read_csv(COMMITTED)
+    assert checks._markdown(df, []) == checks._markdown(df)
+    assert "not made" not in (COMMITTED.parent / "table1_checks.md").read_text()
 
 
 def test_band_rows_are_read_from_band_check_records(tmp_path):
