@@ -772,3 +772,24 @@ def test_pima_improvement_reads_our_methods_as_the_better_of_the_two():
     assert _claim_of(kdml.claims_10(_summ(none)), "10%", start)["status"] == (
         "not held"
     )
+
+
+def test_pima_claim_without_knn_on_pima_is_not_stated_nor_prints_nan():
+    """A store where kNN ran on other sets but not on Pima (a sweep cut short, or
+    its Pima run failed): the 10% Pima claim read "not held" (every comparison
+    with the missing mean is false) and printed "kNN nan"; now it is not stated,
+    as without Pima, and a mean that is missing elsewhere reads "not run"."""
+    import reports.kdml as kdml
+
+    pima = _row(70.0, kdml_method2=73.0)
+    del pima["knn"]
+    means = {"pima": pima, "vehicle": _row(70.0, kdml_method2=75.0)}
+    claims = kdml.claims_10(_summ(means))
+    assert not [c for c in claims if c["claim"].startswith("On Pima no other")]
+    assert not [c for c in claims if "nan" in c["numbers"]]
+    robot = {"wall_robot": {"knn": 70.0, "itml_knn": 70.5}, "pima": _row(70.0)}
+    (similar,) = [
+        c for c in kdml.claims_50(_summ(robot)) if c["claim"].startswith("On Robot")
+    ]
+    assert "LMNN not run" in similar["numbers"]
+    assert "nan" not in similar["numbers"]
