@@ -101,7 +101,8 @@ def wait_for_forwarded_progress(
 
     Ray forwards a job's output asynchronously, so the closing summary could come
     before the last lines. The wait ends early when no line has come for ``quiet``
-    seconds (a job logging elsewhere, ``hydra/job_logging=disabled``) and after
+    seconds (since the last line, or since the wait began when that is later: a job
+    logging elsewhere, ``hydra/job_logging=disabled``) and after
     ``limit`` seconds at most; outside a Ray sweep it returns at once.
     """
     counter = _forwarded
@@ -110,7 +111,10 @@ def wait_for_forwarded_progress(
     tic = time.monotonic()
     while counter.seen < expected:
         now = time.monotonic()
-        if now - counter.last > quiet or now - tic > limit:
+        # quiet since the last line or since the wait began, whichever is later:
+        # the counter starts before the jobs (install()), and a sweep whose lines
+        # were all still on their way had its summary printed before them
+        if now - max(counter.last, tic) > quiet or now - tic > limit:
             return
         time.sleep(0.02)
     # Counted by our handler inside the dispatcher's emit, which calls Ray's

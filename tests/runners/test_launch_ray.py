@@ -162,6 +162,36 @@ def test_summary_waits_for_the_forwarded_progress_lines(ray_launcher, monkeypatc
         dispatcher.remove_handler(lr._ForwardedProgress.name)
 
 
+def test_the_wait_counts_quiet_from_its_own_start(ray_launcher, monkeypatch):
+    """install() runs before the jobs start, seconds before the summary: a sweep
+    whose every line was still on its way (none counted yet) returned at once, and
+    its summary came before its lines (a 2-job Ray sweep taking 5 s)."""
+    import threading
+    import time
+
+    lr = launch_ray
+    dispatcher = lr._dispatcher()
+    install()
+    lr._forwarded.last -= 5.0  # the sweep's jobs took 5 s, no line has come yet
+    try:
+        lines = [f"03:39:1{k} [{k}/2] error  sonar  mine[kernel=linear]" for k in "12"]
+
+        def forward():
+            time.sleep(0.4)
+            dispatcher.emit(_batch(*lines))
+
+        t = threading.Thread(target=forward)
+        tic = time.monotonic()
+        t.start()
+        lr.wait_for_forwarded_progress(2)
+        waited = time.monotonic() - tic
+        t.join()
+        assert lr._forwarded.seen == 2
+        assert 0.35 < waited < 2.0, waited
+    finally:
+        dispatcher.remove_handler(lr._ForwardedProgress.name)
+
+
 def test_no_wait_outside_a_ray_sweep(monkeypatch):
     import time
 
