@@ -383,6 +383,12 @@ class ConfigCheck(Callback):
             problem = jobs_problem() if RESOLVER in str(raw) else None
             if problem:
                 _stop(f"kml-run: no job was started: {problem}")
+        from runners.launch_failures import install as end_dead_jobs_cleanly
+
+        # a job's process killed mid-run ends the sweep with its summary
+        end_dead_jobs_cleanly(
+            str(OmegaConf.select(config, "hydra.launcher._target_", default=""))
+        )
         if str(OmegaConf.select(config, "hydra.launcher._target_")).endswith(
             ".RayLauncher"
         ):
@@ -506,6 +512,12 @@ class RunSummary(Callback):
             )
             return
         outcomes = read_outcomes(path)
+        from runners.launch_failures import install as end_dead_jobs_cleanly
+
+        # a job's process killed mid-run ends the sweep with its summary
+        end_dead_jobs_cleanly(
+            str(OmegaConf.select(config, "hydra.launcher._target_", default=""))
+        )
         if str(OmegaConf.select(config, "hydra.launcher._target_")).endswith(
             ".RayLauncher"
         ):

@@ -139,6 +139,10 @@ def test_killed_submitit_job_fails_loudly_then_resumes(
     assert "Job" in out and ("killed" in out.lower() or "fail" in out.lower()), out[
         -3000:
     ]
+    # one paragraph naming the job by its overrides, then the summary
+    assert "kml-run: 1 submitit job ended without a result" in out, out[-3000:]
+    assert "kml-run summary: 0 ok, 0 cached, 0 skipped, 1 failed (1 run)" in out
+    assert "Traceback" not in out, out[-3000:]
     assert load_records(tmp_path / "results") == {}  # no partial record
     proc = kml_run([*ONE_JOB, "hydra/launcher=submitit_local"], env)
     assert proc.returncode == 0, proc.stderr[-3000:]
