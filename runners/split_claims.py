@@ -181,8 +181,11 @@ class SplitClaims:
         """Claim the split, taking over an abandoned claim; ``None`` if it is held
         (or the folder went away: the cell's record was written)."""
         path = self.path(repetition, split)
+        # Outside the try: a folder that cannot be made (a results folder behind a
+        # dangling symlink, an unmounted share) is an error, not a claim held by
+        # another worker, which left the run waiting for it forever.
+        path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
             try:
                 st = path.stat()
             except FileNotFoundError:

@@ -222,6 +222,19 @@ def test_a_claim_is_refused_when_the_folder_goes_away(checkpoints, monkeypatch):
     assert claims.claim(0, 0) is None
 
 
+def test_a_folder_that_cannot_be_made_is_an_error_not_a_wait(tmp_path):
+    """A results folder behind a dangling symlink (a share not mounted): the claim
+    was taken for another worker's, and the run waited for it forever."""
+    (tmp_path / "results").symlink_to(tmp_path / "not-mounted" / "results")
+    claims = SplitClaims(SplitCheckpoints(tmp_path / "results" / "cell.splits", "key"))
+    with pytest.raises(OSError):
+        claims.claim(0, 0)
+    waits = []
+    with pytest.raises(OSError):
+        next(shared_splits(SPLITS, claims, _never, sleep=waits.append))
+    assert waits == []
+
+
 def test_the_heartbeat_outlives_a_passing_read_error(checkpoints):
     claims = SplitClaims(checkpoints, heartbeat=0.05)
     held = claims.claim(0, 0)
