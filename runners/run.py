@@ -481,19 +481,38 @@ def run_job_outcome(cfg: DictConfig) -> tuple[dict[str, Any], dict[str, Any]]:
         record["resumed_splits"] = checkpoints.n_loaded
         record["resumed_seconds"] = checkpoints.seconds_loaded
     try:
-        written = store.write(path, record, keep=shared_finish)
-    except UnstorableRecordError as exc:  # it names the file and the field
-        # the run's results cannot be stored, its failure can: recorded, rerun
-        log.error("%s %s: %s", data_label, label, exc)
-        record = {
-            **identity,
-            "status": "error",
-            "reason": f"{type(exc).__name__}: {exc}",
-            "traceback": traceback.format_exc(),
-            "finished": record["finished"],
-            "wall_seconds": record["wall_seconds"],
-        }
-        written = store.write(path, record, keep=shared_finish)
+        try:
+            written = store.write(path, record, keep=shared_finish)
+        except UnstorableRecordError as exc:  # it names the file and the field
+            # the run's results cannot be stored, its failure can: recorded, rerun
+            log.error("%s %s: %s", data_label, label, exc)
+            record = {
+                **identity,
+                "status": "error",
+                "reason": f"{type(exc).__name__}: {exc}",
+                "traceback": traceback.format_exc(),
+                "finished": record["finished"],
+                "wall_seconds": record["wall_seconds"],
+            }
+            written = store.write(path, record, keep=shared_finish)
+    except OSError as exc:
+        # The store cannot be written (disk full, a folder made read-only or
+        # unmounted under the sweep): this job failed, with nothing recorded; the
+        # sweep goes on and its summary names it. Raised to Hydra, it ended the
+        # sweep with a traceback (joblib cancels the other jobs) and no summary.
+        reason = f"the record could not be written ({type(exc).__name__}: {exc})"
+        if record["status"] == "error":
+            reason += f"; the run had failed: {record['reason']}"
+        log.error("%s %s: %s", data_label, label, reason)
+        record = {**identity, "status": "error", "reason": reason}
+        outcome.update(status="error", reason=reason[:500], record="none written")
+        _progress_line(
+            cfg, label, "error", time.perf_counter() - t_start, reason,
+            outcome=outcome,
+        )
+        if cfg.get("raise_errors", False):
+            raise
+        return record, outcome
     if not written:  # failed here, finished by a worker sharing the cell: kept
         log.warning(
             "%s %s: %s; the cell was finished by a worker sharing it",

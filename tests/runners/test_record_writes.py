@@ -154,6 +154,29 @@ def test_a_failed_forced_recomputation_still_replaces_the_record(results, monkey
     assert _stored(results)["status"] == "error"
 
 
+def test_a_store_that_cannot_be_written_fails_the_job_not_the_sweep(
+    results, monkeypatch
+):
+    """Disk full (or the results folder unmounted) under a sweep: the OSError went
+    up to Hydra, which ended the sweep with a traceback and no summary."""
+    import errno
+
+    def full(self, path, record, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device", str(path))
+
+    monkeypatch.setattr(ResultStore, "write", full)
+    rec, outcome = run_job_outcome(compose_config([*CELL[:3], "method=fda"]))
+    assert outcome["status"] == "error" and rec["status"] == "error"
+    assert outcome["record"] == "none written"
+    assert outcome["reason"].startswith(
+        "the record could not be written (OSError: [Errno 28] No space left on "
+        "device: "
+    ), outcome["reason"]
+    assert not list(results.rglob("*.json"))
+    with pytest.raises(OSError):  # raise_errors=true: the sweep stops on it
+        run_job_outcome(compose_config([*CELL[:3], "method=fda", "raise_errors=true"]))
+
+
 def test_an_interrupt_inside_a_solver_stops_the_job_and_records_nothing(
     own_methods, results
 ):
