@@ -18,6 +18,7 @@ import math
 import os
 import secrets
 import sys
+import tempfile
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -229,6 +230,33 @@ def _runs_here(config: DictConfig) -> bool:
     )
 
 
+def results_problem(folder: object) -> str | None:
+    """Why records cannot be written under the results folder ``folder``, or None.
+
+    Tried as a run does: the folder is made if missing and a file is created and
+    removed in it. A folder behind a dangling symlink (a share not mounted) is
+    named as such; mkdir's own error says only "File exists".
+    """
+    path = Path(str(folder))
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".kml-write-check-", dir=path)
+        os.close(fd)
+        os.unlink(tmp)
+        return None
+    except OSError as exc:
+        why = f"{type(exc).__name__}: {exc}"
+    for part in (path, *path.parents):
+        if part.is_symlink() and not part.exists():
+            why = f"{part} is a symlink to {os.readlink(part)}, which does not exist"
+            break
+    return (
+        f"cannot write records under the results folder {path} (paths.results; "
+        f"KML_RESULTS sets it; {why}). Create or mount it, or set KML_RESULTS to a "
+        "folder you can write."
+    )
+
+
 def _missing_data(cfg: DictConfig) -> list[str]:
     """The loader's message for each dataset of a job found nowhere (an empty
     list when every file is there, or may come from OpenML)."""
@@ -372,6 +400,9 @@ class ConfigCheck(Callback):
             validate_config(config)
         except ConfigError as exc:
             _stop(f"kml-run: no run was started: {exc}")
+        problem = results_problem(config.paths.results)
+        if problem:
+            _stop(f"kml-run: no run was started: {problem}")
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         from runners.launch_local import RESOLVER, jobs_problem
@@ -411,6 +442,12 @@ class ConfigCheck(Callback):
             # Hydra launches nothing and the summary read "0 ok, ... (0 runs)" with
             # status 0, as if the sweep had been done
             _stop(f"kml-run: no job was started: {EMPTY_SWEEP}")
+        # after the config checks, which leave no results folder behind; a
+        # cluster's nodes see their own file systems
+        if _runs_here(config):
+            problem = results_problem(config.paths.results)
+            if problem:
+                _stop(f"kml-run: no job was started: {problem}")
         log.debug("checked %d job configs in %.1f s", n, time.perf_counter() - tic)
 
 

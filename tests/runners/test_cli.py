@@ -371,3 +371,22 @@ def test_sigterm_stops_the_sweep_as_ctrl_c_does_and_dies_of_it():
     assert proc.returncode == -signal.SIGTERM, proc.stderr
     assert "kml-run: terminated (SIGTERM). Finished runs keep" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_a_results_folder_that_cannot_be_written_stops_before_any_job(tmp_path):
+    """A results folder behind a dangling symlink (a share not mounted): a sweep
+    waited forever for split claims it took for another worker's, and a folder
+    that could not be written ended each job in a traceback after its work."""
+    (tmp_path / "results").symlink_to(tmp_path / "not-mounted" / "results")
+    sweep = ["-m", "dataset=sonar,wpbc", "method=fda", "protocol=smoke"]
+    out = kml_run(tmp_path, *sweep)
+    assert out.returncode == 1, out.text
+    assert (
+        f"kml-run: no job was started: cannot write records under the results "
+        f"folder {tmp_path / 'results'} (paths.results; KML_RESULTS sets it; "
+        f"{tmp_path / 'results'} is a symlink to {tmp_path / 'not-mounted'}"
+    ) in out.text, out.text
+    assert "Traceback" not in out.text
+    out = kml_run(tmp_path, "dataset=sonar", "method=fda", "protocol=smoke")
+    assert out.returncode == 1, out.text
+    assert "kml-run: no run was started: cannot write records under" in out.text
