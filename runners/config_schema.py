@@ -183,17 +183,28 @@ def _stray_keys(cfg: DictConfig | Mapping[str, Any]) -> list[str]:
             # Hydra answers `protocol.outer_fold=2` with "To append to your config
             # use +protocol.outer_fold=2", which composes, and the run then used
             # the protocol's own outer_folds without a word
-            meant = difflib.get_close_matches(field_name, names, n=1)
+            # the first part of a nested key: `+search.grid.default.C=[1]`
+            first, dot, rest = field_name.partition(".")
+            meant = difflib.get_close_matches(first, names, n=1)
             out.append(
                 f"{text}: adds a key '{field_name}' that no run reads"
-                + (f" (did you mean {section}.{meant[0]}={value}?)" if meant else "")
+                + (
+                    f" (did you mean {section}.{meant[0]}{dot}{rest}={value}?)"
+                    if meant
+                    else ""
+                )
                 + f"; the {section} section's keys are {', '.join(names)}"
             )
             continue
         if "." in base or "/" in base or base in _GROUPS or base in _file_keys():
             continue
+        # a misspelt group or key (`datset=sonar`, for which Hydra suggests
+        # `+datset=sonar`): named first
+        meant = difflib.get_close_matches(base, sorted(_GROUPS | _file_keys()), n=1)
         out.append(
-            f"{text}: adds a top-level key '{name}' that no run reads. Estimator "
+            f"{text}: adds a top-level key '{name}' that no run reads"
+            + (f" (did you mean {meant[0]}={value}?)" if meant else "")
+            + ". Estimator "
             f"parameters go under method (method.{name}={value}; ++method.{name}="
             f"{value} if the method's file lacks it), grid values under "
             f"search.grids.<method id>.{name}=[...]"
@@ -207,6 +218,9 @@ _SCHEMAS: dict[str, type] = {
     "protocol": ProtocolConfig,
     "kernel": KernelConfig,
     "dataset": DatasetConfig,
+    # `+search.grid.default.C=[1]` (Hydra's hint for a misspelt grids) ran the
+    # experiment's own grid without a word
+    "search": SearchConfig,
 }
 
 # config groups of conf/config.yaml (``+dataset_method=...`` selects a pair file)

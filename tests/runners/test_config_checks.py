@@ -120,6 +120,15 @@ def test_a_new_top_level_key_is_refused(override):
     assert f"method.{name}={value}" in str(err.value)
 
 
+def test_a_misspelt_group_added_as_a_key_is_named():
+    # Hydra answers `datset=wpbc` with "To append to your config use
+    # +datset=wpbc", which then ran the default dataset (an experiment's whole list)
+    with pytest.raises(ConfigError) as err:
+        compose_config(["dataset=sonar", "method=svm", "+datset=wpbc"])
+    assert "+datset=wpbc: adds a top-level key 'datset' that no run reads (did you " \
+        "mean dataset=wpbc?)" in str(err.value)
+
+
 @pytest.mark.parametrize(
     "override,message",
     [
@@ -127,12 +136,14 @@ def test_a_new_top_level_key_is_refused(override):
         ("++protocol.outer_fold=2", "(did you mean protocol.outer_folds=2?)"),
         ("+kernel.gamma=2", "the kernel section's keys are name, kernel, degree,"),
         ("+dataset.noise=1", "the dataset section's keys are name, noise_donor"),
+        # ran with the experiment's own grid, silently
+        ("+search.grid.default.C=[1]", "(did you mean search.grids.default.C=[1]?)"),
     ],
 )
 def test_a_key_added_to_a_schema_section_is_refused(override, message):
     # Hydra's hint for `protocol.outer_fold=2` is `+protocol.outer_fold=2`, which
     # composed: the run silently kept the protocol's own outer_folds
-    key = override.lstrip("+").split("=")[0].split(".")[1]
+    key = override.lstrip("+").split("=")[0].split(".", 1)[1]
     with pytest.raises(ConfigError) as err:
         compose_config(["dataset=sonar", "method=svm", override])
     assert f"{override}: adds a key '{key}' that no run reads" in str(err.value)
