@@ -230,13 +230,23 @@ def _runs_here(config: DictConfig) -> bool:
     )
 
 
-def results_problem(folder: object) -> str | None:
-    """Why records cannot be written under the results folder ``folder``, or None.
+#: What kml-run writes in each folder of ``paths``, and the variable that sets it.
+_FOLDERS = {
+    "results": ("records", "KML_RESULTS"),
+    "outputs": ("Hydra's logs", "KML_OUTPUTS"),
+}
+
+
+def folder_problem(folder: object, role: str = "results") -> str | None:
+    """Why kml-run cannot write in ``folder``, its ``paths.<role>``, or None.
 
     Tried as a run does: the folder is made if missing and a file is created and
     removed in it. A folder behind a dangling symlink (a share not mounted) is
-    named as such; mkdir's own error says only "File exists".
+    named as such; mkdir's own error says only "File exists". Unchecked, a results
+    folder let every job compute its run and then fail, and an outputs folder
+    ended the sweep in Hydra's traceback.
     """
+    what, env = _FOLDERS[role]
     path = Path(str(folder))
     try:
         path.mkdir(parents=True, exist_ok=True)
@@ -251,8 +261,8 @@ def results_problem(folder: object) -> str | None:
             why = f"{part} is a symlink to {os.readlink(part)}, which does not exist"
             break
     return (
-        f"cannot write records under the results folder {path} (paths.results; "
-        f"KML_RESULTS sets it; {why}). Create or mount it, or set KML_RESULTS to a "
+        f"cannot write {what} under the {role} folder {path} (paths.{role}; "
+        f"{env} sets it; {why}). Create or mount it, or set {env} to a "
         "folder you can write."
     )
 
@@ -400,9 +410,10 @@ class ConfigCheck(Callback):
             validate_config(config)
         except ConfigError as exc:
             _stop(f"kml-run: no run was started: {exc}")
-        problem = results_problem(config.paths.results)
-        if problem:
-            _stop(f"kml-run: no run was started: {problem}")
+        for role in _FOLDERS:
+            problem = folder_problem(config.paths[role], role)
+            if problem:
+                _stop(f"kml-run: no run was started: {problem}")
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         from runners.launch_local import RESOLVER, jobs_problem
@@ -442,10 +453,10 @@ class ConfigCheck(Callback):
             # Hydra launches nothing and the summary read "0 ok, ... (0 runs)" with
             # status 0, as if the sweep had been done
             _stop(f"kml-run: no job was started: {EMPTY_SWEEP}")
-        # after the config checks, which leave no results folder behind; a
-        # cluster's nodes see their own file systems
-        if _runs_here(config):
-            problem = results_problem(config.paths.results)
+        # after the config checks, which leave no folder behind. Hydra writes the
+        # sweep's folder here; a cluster's nodes see their own results folder
+        for role in _FOLDERS if _runs_here(config) else ("outputs",):
+            problem = folder_problem(config.paths[role], role)
             if problem:
                 _stop(f"kml-run: no job was started: {problem}")
         log.debug("checked %d job configs in %.1f s", n, time.perf_counter() - tic)

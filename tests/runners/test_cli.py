@@ -390,3 +390,12 @@ def test_a_results_folder_that_cannot_be_written_stops_before_any_job(tmp_path):
     out = kml_run(tmp_path, "dataset=sonar", "method=fda", "protocol=smoke")
     assert out.returncode == 1, out.text
     assert "kml-run: no run was started: cannot write records under" in out.text
+    # Hydra's logs: a traceback from Hydra's mkdir of the sweep's folder
+    (tmp_path / "outputs").symlink_to(tmp_path / "not-mounted" / "outputs")
+    out = kml_run(tmp_path, *sweep, KML_RESULTS=str(tmp_path / "ok"))
+    assert out.returncode == 1, out.text
+    assert (
+        "kml-run: no job was started: cannot write Hydra's logs under the outputs "
+        f"folder {tmp_path / 'outputs'} (paths.outputs; KML_OUTPUTS sets it; "
+    ) in out.text, out.text
+    assert "Traceback" not in out.text
