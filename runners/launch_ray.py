@@ -21,6 +21,12 @@ The plugin leaves these to Ray, which handles them badly for a sweep:
   the runs done so far, and status 1; so does ``RAY_ADDRESS`` unset (``auto``)
   with no cluster on this machine, which Ray reports by a traceback as well.
 
+- A job whose worker died on each of its tries (``max_retries``; the
+  out-of-memory killer, say): the plugin's ``ray.get`` raised Ray's
+  ``WorkerCrashedError`` at the first such job, and the sweep ended while its
+  other jobs ran, said to be a failed cluster. :func:`install` waits for the
+  other jobs and names each lost one by its overrides, then the summary.
+
 - The jobs' progress lines, which Ray forwards to the driver: it collapsed lines
   that differ only in numbers (the jobs of a seed sweep) into "[repeated 5x across
   cluster]", wrapped their prefixes in colour codes in log files, and printed the
@@ -172,6 +178,14 @@ def absolute_path(path: object) -> str:
     return os.path.abspath(Path(text)) if text else text
 
 
+def _max_retries(launcher: Any) -> Any:
+    """The launcher's ``ray.remote.max_retries``, or "?"."""
+    from omegaconf import OmegaConf
+
+    cfg = getattr(launcher, "ray_cfg", None)
+    return OmegaConf.select(cfg, "remote.max_retries", default="?") if cfg else "?"
+
+
 def register() -> None:
     """Make ``${kml_abspath:path}`` available to configs."""
     from omegaconf import OmegaConf  # lazily: kml-run imports this module first
@@ -206,6 +220,52 @@ def failure_message(exc: BaseException) -> str | None:
     )
 
 
+def _worker_died(exc: BaseException) -> bool:
+    """A job's Ray worker died on each of its tries (``kill -9``, the out-of-memory
+    killer, Ray's memory monitor): the job's failure, not the cluster's."""
+    from ray.exceptions import OutOfMemoryError, WorkerCrashedError
+
+    return isinstance(exc, (WorkerCrashedError, OutOfMemoryError))
+
+
+def lost_workers_message(
+    refs: Sequence[Any], job_overrides: Sequence[Sequence[str]], retries: object
+) -> str:
+    """Wait for every job of the sweep; name those whose worker died each time.
+
+    The plugin's ``ray.get`` raised at the first such job in order, and ``kml-run``
+    ended while the other jobs ran, saying the cluster had failed. Raises what
+    a wait raises other than a lost worker or a job's own error (the cluster
+    failing meanwhile).
+    """
+    import ray
+    from ray.exceptions import RayTaskError
+
+    lost = []
+    for overrides, ref in zip(job_overrides, refs):
+        try:
+            ray.get(ref)
+        except RayTaskError:  # a job's own error (raise_errors=true): recorded
+            pass
+        except Exception as exc:
+            if not _worker_died(exc):
+                raise
+            first = (str(exc).strip().splitlines() or [""])[0]
+            lost.append(f"  {' '.join(overrides)}  ({type(exc).__name__}: {first})")
+    n = len(lost)
+    jobs = "1 job lost its" if n == 1 else f"{n} jobs lost their"
+    return "\n".join(
+        [
+            f"kml-run: {jobs} Ray worker on every try (killed, e.g. by the "
+            "out-of-memory killer, or "
+            f"crashed; hydra.launcher.ray.remote.max_retries={retries}):",
+            *lost,
+            "Finished runs keep their records, and a run cut short the checkpoints "
+            "of its finished outer splits; rerun the same command to resume.",
+        ]
+    )
+
+
 def install() -> None:
     """Make the plugin's ``RayLauncher.launch`` end a failed cluster with a summary.
 
@@ -231,10 +291,29 @@ def install() -> None:
     def launch(
         self: RayLauncher, job_overrides: Sequence[Sequence[str]], initial_job_idx: int
     ) -> Any:
+        from hydra_plugins.hydra_ray_launcher import _core
+
+        # the sweep's jobs as submitted, to wait for them when one's worker died
+        refs: list[Any] = []
+        submit = _core.launch_job_on_ray
+
+        def keep(*args: Any, **kwargs: Any) -> Any:
+            ref = submit(*args, **kwargs)
+            refs.append(ref)
+            return ref
+
+        _core.launch_job_on_ray = keep
         try:
             return original(self, job_overrides, initial_job_idx)
         except Exception as exc:
-            message = failure_message(exc)
+            message = None
+            if _worker_died(exc) and len(refs) == len(job_overrides):
+                retries = _max_retries(self)
+                try:
+                    message = lost_workers_message(refs, job_overrides, retries)
+                except Exception as later:  # the cluster failed meanwhile
+                    exc = later
+            message = message or failure_message(exc)
             if message is None:
                 raise
             from runners.callbacks import (
@@ -247,10 +326,15 @@ def install() -> None:
             # what the closing summary (RunSummary, skipped now) would have said
             path = os.environ.get(PROGRESS_ENV)
             if path and not isinstance(exc, ConnectionError):  # else none started
-                message += "\n" + summarize(read_outcomes(path), total_jobs())[0]
+                outcomes = read_outcomes(path)
+                if _worker_died(exc):  # the cluster is up: the jobs' lines first
+                    wait_for_forwarded_progress(len(outcomes))
+                message += "\n" + summarize(outcomes, total_jobs())[0]
             sys.stderr.write(message + "\n")
             sys.stderr.flush()
             raise SystemExit(1) from None
+        finally:
+            _core.launch_job_on_ray = submit
 
     launch._kml_wrapped = True  # type: ignore[attr-defined]
     RayLauncher.launch = launch  # type: ignore[method-assign]

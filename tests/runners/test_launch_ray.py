@@ -232,6 +232,57 @@ def test_a_cluster_failing_under_the_sweep_ends_with_its_summary(
     assert "Traceback" not in err
 
 
+def test_a_job_whose_worker_died_every_try_is_named_the_others_waited_for(
+    ray_launcher, tmp_path, monkeypatch, capsys
+):
+    """A cell killed by the out-of-memory killer on each try: the plugin raised
+    WorkerCrashedError at the first such job and kml-run said the cluster had
+    failed, while the sweep's other jobs were still running."""
+    import ray
+    from hydra_plugins.hydra_ray_launcher import _core
+    from ray.exceptions import WorkerCrashedError
+
+    monkeypatch.setattr(_core, "launch_job_on_ray", lambda *args: f"ref{len(args)}")
+    waited = []
+
+    def get(ref):
+        waited.append(ref)
+        if ref == "ref0":
+            raise WorkerCrashedError()
+        return "done"
+
+    monkeypatch.setattr(ray, "get", get)
+
+    def launch(self, job_overrides, initial_job_idx):
+        refs = [_core.launch_job_on_ray(*([None] * k)) for k in range(2)]
+        return [ray.get(ref) for ref in refs]
+
+    monkeypatch.setattr(ray_launcher, "launch", launch)
+    progress = tmp_path / "progress.log"
+    done = {"status": "ok", "dataset": "wpbc", "label": "svm[kernel=linear]"}
+    progress.write_text(json.dumps(done) + "\n")
+    monkeypatch.setenv(PROGRESS_ENV, str(progress))
+    monkeypatch.setenv(SIZE_ENV, "2")
+    install()
+    submit = _core.launch_job_on_ray
+    with pytest.raises(SystemExit) as exit_:
+        object.__new__(ray_launcher).launch(
+            [["dataset=sonar", "method=svm"], ["dataset=wpbc", "method=svm"]], 0
+        )
+    assert exit_.value.code == 1
+    assert waited == ["ref0", "ref0", "ref1"]  # the plugin's get, then every job's
+    assert _core.launch_job_on_ray is submit  # restored
+    err = capsys.readouterr().err
+    assert err.startswith(
+        "kml-run: 1 job lost its Ray worker on every try (killed, e.g. by the "
+        "out-of-memory killer, or crashed; hydra.launcher.ray.remote.max_retries="
+    ), err
+    assert "\n  dataset=sonar method=svm  (WorkerCrashedError: " in err
+    assert "dataset=wpbc" not in err.split("kml-run summary")[0]
+    assert "cluster failed" not in err
+    assert "kml-run summary: 1 ok, 0 cached, 0 skipped, 1 failed (2 runs)" in err
+
+
 def test_a_jobs_own_error_is_not_taken_for_the_cluster(ray_launcher, monkeypatch):
     """Anything but Ray's own failures (a job's raise_errors=true comes back as a
     RayTaskError) goes on to Hydra as before."""
