@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import socket
 import sys
 import time
@@ -302,7 +303,23 @@ def install() -> None:
             refs.append(ref)
             return ref
 
+        start = _core.start_ray
+
+        def start_keeping_sigterm(*args: Any, **kwargs: Any) -> Any:
+            # ray.init sets its own SIGTERM handler (sys.exit), under which a TERM
+            # to the sweep printed Ray's C++ stack dump and exited 1, without
+            # kml-run's line (runners.run.interrupted); kml-run's is put back
+            handler = signal.getsignal(signal.SIGTERM)
+            try:
+                return start(*args, **kwargs)
+            finally:
+                if callable(handler) and handler is not signal.getsignal(
+                    signal.SIGTERM
+                ):
+                    signal.signal(signal.SIGTERM, handler)
+
         _core.launch_job_on_ray = keep
+        _core.start_ray = start_keeping_sigterm
         try:
             return original(self, job_overrides, initial_job_idx)
         except Exception as exc:
@@ -335,6 +352,7 @@ def install() -> None:
             raise SystemExit(1) from None
         finally:
             _core.launch_job_on_ray = submit
+            _core.start_ray = start
 
     launch._kml_wrapped = True  # type: ignore[attr-defined]
     RayLauncher.launch = launch  # type: ignore[method-assign]

@@ -799,7 +799,9 @@ def main() -> None:
         if not cached_sweep(sys.argv[1:]):
             hydra_main()
     except KeyboardInterrupt as exc:
-        interrupted(signal.SIGTERM if isinstance(exc, Terminated) else signal.SIGINT)
+        # Ray's get turns the Terminated raised in it into a plain interrupt
+        term = isinstance(exc, Terminated) or _TERMINATED
+        interrupted(signal.SIGTERM if term else signal.SIGINT)
 
 
 class Terminated(KeyboardInterrupt):
@@ -808,7 +810,13 @@ class Terminated(KeyboardInterrupt):
     error) and the same closing line."""
 
 
+#: Whether this process has received SIGTERM (:func:`_terminate`).
+_TERMINATED = False
+
+
 def _terminate(signum: int, frame: object) -> None:
+    global _TERMINATED
+    _TERMINATED = True
     raise Terminated
 
 

@@ -399,3 +399,19 @@ def test_a_results_folder_that_cannot_be_written_stops_before_any_job(tmp_path):
         f"folder {tmp_path / 'outputs'} (paths.outputs; KML_OUTPUTS sets it; "
     ) in out.text, out.text
     assert "Traceback" not in out.text
+
+
+def test_sigterm_turned_into_a_plain_interrupt_still_says_sigterm():
+    """Ray's get catches the Terminated raised in it and raises a plain
+    KeyboardInterrupt: a TERM to a Ray sweep said "interrupted" and exited 130."""
+    import signal
+
+    proc = _stopped_run(
+        "try:\n"
+        "    os.kill(os.getpid(), signal.SIGTERM)\n"
+        "    time.sleep(30)\n"
+        "except KeyboardInterrupt:\n"
+        "    raise KeyboardInterrupt from None"
+    )
+    assert proc.returncode == -signal.SIGTERM, proc.stderr
+    assert "kml-run: terminated (SIGTERM). Finished runs keep" in proc.stderr

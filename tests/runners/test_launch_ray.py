@@ -283,6 +283,41 @@ def test_a_job_whose_worker_died_every_try_is_named_the_others_waited_for(
     assert "kml-run summary: 1 ok, 0 cached, 0 skipped, 1 failed (2 runs)" in err
 
 
+def test_kml_runs_sigterm_handler_outlives_ray_init(ray_launcher, monkeypatch):
+    """ray.init installs its own SIGTERM handler (sys.exit): a TERM to a Ray
+    sweep printed Ray's C++ stack dump and exited 1, without kml-run's line."""
+    import signal
+
+    from hydra_plugins.hydra_ray_launcher import _core
+
+    def ours(signum, frame):  # stands in for runners.run._terminate
+        raise KeyboardInterrupt
+
+    def rays(signum, frame):
+        raise SystemExit(signum)
+
+    def start_ray(init_cfg):
+        signal.signal(signal.SIGTERM, rays)
+
+    seen = []
+
+    def launch(self, job_overrides, initial_job_idx):
+        _core.start_ray(None)
+        seen.append(signal.getsignal(signal.SIGTERM))
+        return []
+
+    monkeypatch.setattr(_core, "start_ray", start_ray)
+    monkeypatch.setattr(ray_launcher, "launch", launch)
+    previous = signal.signal(signal.SIGTERM, ours)
+    try:
+        install()
+        object.__new__(ray_launcher).launch([["dataset=sonar"]], 0)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert seen == [ours]
+    assert _core.start_ray is start_ray  # restored
+
+
 def test_a_jobs_own_error_is_not_taken_for_the_cluster(ray_launcher, monkeypatch):
     """Anything but Ray's own failures (a job's raise_errors=true comes back as a
     RayTaskError) goes on to Hydra as before."""
