@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from hydra.core.config_store import ConfigStore
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from datasets._spec import PREPROCESSING_STEPS
 from runners.protocols import PROTOCOL_KINDS, train_size_problem
@@ -335,6 +335,14 @@ def _problems(cfg: DictConfig | Mapping[str, Any]) -> list[str]:
         out.append(
             f"split_start={start!r}: must be an integer >= 0, the outer split this "
             "worker computes first (e.g. split_start=5: a second worker of 10 splits)"
+            # README's `split_start=0,5` is a sweep, one job per worker; a list
+            # (as a grid is written) is one job with a list
+            + (
+                f"; for one job per worker, sweep it: split_start="
+                f"{','.join(str(v) for v in start)}"
+                if isinstance(start, (list, tuple, ListConfig)) and start
+                else ""
+            )
         )
     # The run splits and records by int(seed): seed=1.5 would recompute seed 1 under
     # another key (a second record of the cell for the reports to choose between)

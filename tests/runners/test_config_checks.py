@@ -120,6 +120,15 @@ def test_a_new_top_level_key_is_refused(override):
     assert f"method.{name}={value}" in str(err.value)
 
 
+def test_a_list_of_split_starts_is_told_to_be_a_sweep():
+    # README shares a cell with `split_start=0,5` (a sweep); written as a list,
+    # the way grids are, it was refused with no word of the sweep
+    with pytest.raises(ConfigError) as err:
+        compose_config(["dataset=sonar", "method=svm", "split_start=[0,5]"])
+    assert "split_start=[0, 5]: must be an integer >= 0" in str(err.value)
+    assert "; for one job per worker, sweep it: split_start=0,5" in str(err.value)
+
+
 def test_a_misspelt_group_added_as_a_key_is_named():
     # Hydra answers `datset=wpbc` with "To append to your config use
     # +datset=wpbc", which then ran the default dataset (an experiment's whole list)
