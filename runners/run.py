@@ -500,10 +500,16 @@ def run_job_outcome(cfg: DictConfig) -> tuple[dict[str, Any], dict[str, Any]]:
         # unmounted under the sweep): this job failed, with nothing recorded; the
         # sweep goes on and its summary names it. Raised to Hydra, it ended the
         # sweep with a traceback (joblib cancels the other jobs) and no summary.
-        reason = f"the record could not be written ({type(exc).__name__}: {exc})"
-        if record["status"] == "error":
+        from runners.callbacks import folder_problem
+
+        error = f"{type(exc).__name__}: {exc}"
+        # a folder behind a dangling symlink says only "File exists": named
+        reason = f"the record could not be written ({error})"
+        problem = folder_problem(cfg.paths.results)
+        if problem:
+            reason = f"the record could not be written: {problem}"
+        if record["status"] == "error" and record["reason"] != error:
             reason += f"; the run had failed: {record['reason']}"
-        log.error("%s %s: %s", data_label, label, reason)
         record = {**identity, "status": "error", "reason": reason}
         outcome.update(status="error", reason=reason[:500], record="none written")
         _progress_line(

@@ -177,6 +177,22 @@ def test_a_store_that_cannot_be_written_fails_the_job_not_the_sweep(
         run_job_outcome(compose_config([*CELL[:3], "method=fda", "raise_errors=true"]))
 
 
+def test_a_results_folder_behind_a_dangling_symlink_is_named(tmp_path, monkeypatch):
+    """A Ray or SLURM node without the share mounted (no up-front check there):
+    each job failed with "File exists: '.../results'" twice over."""
+    link = tmp_path / "results"
+    link.symlink_to(tmp_path / "not-mounted")
+    monkeypatch.setenv("KML_RESULTS", str(link))
+    _, outcome = run_job_outcome(compose_config([*CELL[:3], "method=fda"]))
+    assert outcome["status"] == "error" and outcome["record"] == "none written"
+    assert outcome["reason"] == (
+        f"the record could not be written: cannot write records under the results "
+        f"folder {link} (paths.results; KML_RESULTS sets it; {link} is a symlink "
+        f"to {tmp_path / 'not-mounted'}, which does not exist). Create or mount "
+        "it, or set KML_RESULTS to a folder you can write."
+    ), outcome["reason"]
+
+
 def test_an_interrupt_inside_a_solver_stops_the_job_and_records_nothing(
     own_methods, results
 ):
