@@ -560,12 +560,6 @@ class RunSummary(Callback):
             )
             return
         outcomes = read_outcomes(path)
-        from runners.launch_failures import install as end_dead_jobs_cleanly
-
-        # a job's process killed mid-run ends the sweep with its summary
-        end_dead_jobs_cleanly(
-            str(OmegaConf.select(config, "hydra.launcher._target_", default=""))
-        )
         if str(OmegaConf.select(config, "hydra.launcher._target_")).endswith(
             ".RayLauncher"
         ):
