@@ -55,11 +55,30 @@ def squared_distances(X: np.ndarray, Y: np.ndarray | None = None) -> np.ndarray:
     return D
 
 
+def _callable_block(kernel: Callable, X: np.ndarray, Y: np.ndarray) -> np.ndarray:
+    """``kernel(X, Y)`` as float64, checked to be the ``(len(X), len(Y))`` block.
+
+    A callable that returns another shape (a transposed block, a flattened one, a
+    column dropped) would otherwise fail deep inside a solver with a broadcasting
+    or indexing error, or not at all.
+    """
+    K = np.asarray(kernel(X, Y), dtype=np.float64)
+    if K.shape != (X.shape[0], Y.shape[0]):
+        name = getattr(kernel, "__name__", repr(kernel))
+        raise ValueError(
+            f"The kernel callable {name} returned an array of shape {K.shape} for "
+            f"X of shape {X.shape} and Y of shape {Y.shape}; a kernel callable "
+            f"takes (X, Y) and returns the block K[i, j] = k(X[i], Y[j]) of shape "
+            f"(len(X), len(Y)) = {(X.shape[0], Y.shape[0])}."
+        )
+    return K
+
+
 def _raw_kernel(
     X: np.ndarray, Y: np.ndarray, kernel: str | Callable, degree: int, sigma: float
 ) -> np.ndarray:
     if callable(kernel):
-        return np.asarray(kernel(X, Y), dtype=np.float64)
+        return _callable_block(kernel, X, Y)
     if kernel == "linear":
         return X @ Y.T
     if kernel == "poly":
@@ -76,7 +95,9 @@ def _self_similarity(
 ) -> np.ndarray:
     """``k(x_i, x_i)`` for every row, without building the full Gram matrix."""
     if callable(kernel):
-        return np.array([kernel(x[None, :], x[None, :])[0, 0] for x in X])
+        return np.array(
+            [_callable_block(kernel, x[None, :], x[None, :])[0, 0] for x in X]
+        )
     sq = np.einsum("ij,ij->i", X, X)
     if kernel == "linear":
         return sq

@@ -166,3 +166,30 @@ def test_squared_distances_far_from_the_origin_are_never_negative():
     np.testing.assert_array_equal(
         np.diag(pairwise_kernel(X, kernel="gaussian", sigma=0.1)), 1.0
     )
+
+
+def _transposed(X, Y):
+    return (X @ Y.T).T
+
+
+@pytest.mark.parametrize("estimator", ["SVM", "FDA", "KOMD"])
+def test_a_callable_kernel_of_the_wrong_shape_is_named(estimator):
+    # a callable returning the transposed block used to fail inside the solver
+    # with "operands could not be broadcast together" (or an IndexError with
+    # check_psd=False), naming neither the kernel nor the expected shape
+    import methods
+    import methods.komd
+
+    cls = getattr(methods, estimator, None) or getattr(methods.komd, estimator)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(12, 3))
+    y = np.repeat([0, 1], 6)
+    for check_psd in (True, False):
+        est = cls(kernel=_transposed, check_psd=check_psd)
+        # the training block is square: only the test block shows the mistake
+        est.fit(X, y)
+        named = r"callable _transposed returned .* \(len\(X\), len\(Y\)\) = \(5, "
+        with pytest.raises(ValueError, match=named):
+            est.decision_function(X[:5])
+    with pytest.raises(ValueError, match=r"shape \(30,\).*\(5, 6\)"):
+        pairwise_kernel(X[:5], X[:6], kernel=lambda A, B: np.ones(30))
