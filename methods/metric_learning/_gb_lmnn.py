@@ -53,6 +53,8 @@ from methods.metric_learning._lmnn import LMNN
 #: boosts once too).
 _FIT_CACHE: OrderedDict[str, dict] = OrderedDict()
 _FIT_CACHE_SIZE = 8
+#: Fitted attributes that describe the input, not the fit: never cached.
+_INPUT_ATTRIBUTES = ("n_features_in_", "feature_names_in_")
 
 
 def _fit_key(estimator: BaseEstimator, X: np.ndarray, y: np.ndarray) -> str | None:
@@ -306,7 +308,14 @@ class GBLMNN(TransformerMixin, BaseEstimator):
         self.converged_ = True
         self.init_converged_ = init_converged
         if key is not None:
-            state = {k: v for k, v in vars(self).items() if k.endswith("_")}
+            # the input's description (n_features_in_, feature_names_in_) is this
+            # fit's, set by validate_data: a later fit on the same values under
+            # other column names must not get these names back from the cache
+            state = {
+                k: v
+                for k, v in vars(self).items()
+                if k.endswith("_") and k not in _INPUT_ATTRIBUTES
+            }
             _FIT_CACHE[key] = {"n_estimators": self.n_estimators, "state": state}
             while len(_FIT_CACHE) > _FIT_CACHE_SIZE:
                 _FIT_CACHE.popitem(last=False)

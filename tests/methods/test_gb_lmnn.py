@@ -79,6 +79,29 @@ def test_cached_refit_equals_a_fresh_fit():
     assert not np.array_equal(d.transform(X), b.transform(X))
 
 
+def test_cached_refit_keeps_its_own_feature_names():
+    # the cache is keyed by the values: a fit on the same values under other
+    # column names (or none) used to get the first fit's feature_names_in_ back,
+    # so transform on its own frame failed ("feature names should match") and
+    # transform on an array warned
+    import warnings
+
+    import pandas as pd
+
+    X, y = _data(n=30)
+    params = dict(n_neighbors=2, n_estimators=2, random_state=0)
+    GBLMNN(**params).fit(pd.DataFrame(X, columns=list("abcd")), y)
+    renamed = pd.DataFrame(X, columns=list("wxyz"))
+    again = GBLMNN(**params).fit(renamed, y)
+    np.testing.assert_array_equal(again.feature_names_in_, list("wxyz"))
+    again.transform(renamed)
+    plain = GBLMNN(**params).fit(X, y)
+    assert not hasattr(plain, "feature_names_in_")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        plain.transform(X)
+
+
 def test_cached_metric_learner_fits_once_per_training_set():
     from methods.metric_learning._cached import _CACHE, CachedMetricLearner
 
