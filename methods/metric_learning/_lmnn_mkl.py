@@ -91,6 +91,32 @@ class _KernelBankLMNN(ClassifierMixin, BaseEstimator):
         params.update(dict(self.lmnn_params or {}))
         return params
 
+    #: LMNN arguments the estimator sets itself: its own parameters of the same
+    #: name (which also size the class check and the target neighbours), and the
+    #: input LMNN gets (``kernel``). ``lmnn_params`` may not set them: the value
+    #: there silently overrode (or, in NR-LMNN-MKL, contradicted) the estimator's.
+    _lmnn_params_passed: tuple[str, ...] = ("n_neighbors", "push_weight", "margin")
+    _lmnn_params_set: tuple[str, ...] = ("kernel",)
+
+    def _check_lmnn_params(self) -> None:
+        given = self.lmnn_params or {}
+        name = self.paper_name or type(self).__name__
+        cls = type(self).__name__
+        for key in self._lmnn_params_passed:
+            if key in given:
+                raise ValueError(
+                    f"{name}: lmnn_params sets {key!r}, which {cls} passes to its "
+                    f"LMNN from its own parameter ({key}={getattr(self, key)!r} "
+                    f"here); pass {key}={given[key]!r} to {cls} itself (config: "
+                    f"method.{key}) and drop it from lmnn_params."
+                )
+        for key in self._lmnn_params_set:
+            if key in given:
+                raise ValueError(
+                    f"{name}: lmnn_params sets {key!r}, which {cls} sets on its "
+                    f"LMNN itself; drop it from lmnn_params."
+                )
+
     def _check_params(self) -> None:
         """Checks ``_parameter_constraints`` cannot express (none here)."""
 
@@ -111,6 +137,7 @@ class _KernelBankLMNN(ClassifierMixin, BaseEstimator):
         self
         """
         self._validate_params()
+        self._check_lmnn_params()
         self._check_params()
         name = self.paper_name or type(self).__name__
         X, y = validate_data(self, X, y, allow_nd=True, dtype=np.float64)
@@ -217,7 +244,9 @@ class LMNNKernelSum(_KernelBankLMNN):
     check_psd : bool, default=True
         Refuse a training kernel that is not PSD after normalization.
     lmnn_params : dict (any mapping), default=None
-        Further arguments of LMNN (e.g. ``max_iter``).
+        Further arguments of LMNN (e.g. ``max_iter``). Not ``n_neighbors``,
+        ``push_weight`` or ``margin`` (this estimator's own parameters, passed on
+        to LMNN) nor ``kernel`` (set here): ``fit`` raises a ``ValueError``.
     """
 
     paper_name = "LMNN_H"
@@ -481,7 +510,8 @@ class LMNNMKLP(_KernelBankLMNN):
     n_groups : int, default=16
         Slacks of the cutting-plane model (anchor groups).
     kernel, normalize, n_neighbors, push_weight, margin, check_psd, lmnn_params
-        As :class:`LMNNKernelSum`.
+        As :class:`LMNNKernelSum`; ``lmnn_params`` may not hold ``init`` either
+        (each round's LMNN starts from the previous round's metric).
 
     Attributes
     ----------
@@ -509,6 +539,8 @@ class LMNNMKLP(_KernelBankLMNN):
     """
 
     paper_name = "LMNN-MKL_P"
+    # each round's LMNN starts from the previous round's metric (Algorithm 1)
+    _lmnn_params_set = (*_KernelBankLMNN._lmnn_params_set, "init")
 
     _parameter_constraints = {
         **_KernelBankLMNN._parameter_constraints,

@@ -397,6 +397,28 @@ def test_nr_lmnn_mkl_refuses_kernel_neighbors_in_lmnn_params():
         est.fit(K, y)
 
 
+@pytest.mark.parametrize(
+    "name", ["LMNNKernelSum", "LMNNSingleKernel", "NRLMNNMKL", "LMNNMKLP"]
+)
+def test_lmnn_params_may_not_set_what_the_estimator_sets(name):
+    # lmnn_params={"n_neighbors": 1} used to override n_neighbors=3 silently
+    # (LMNN_H, LMNN-MKL_CV: the record said 3, the metric used 1) or to fail with
+    # "target_neighbors must have shape (n, 1)" (NR-LMNN-MKL, LMNN-MKL_P)
+    from methods.metric_learning import _lmnn_mkl
+
+    cls = getattr(_lmnn_mkl, name)
+    _, y, _, K = _bank(n=24)
+    for key, value in [("n_neighbors", 1), ("push_weight", 0.2), ("margin", 2.0)]:
+        est = cls(n_neighbors=3, lmnn_params={key: value, "max_iter": 2})
+        with pytest.raises(ValueError, match=rf"pass {key}={value} to {name} itself"):
+            est.fit(K, y)
+    set_here = ["kernel"] + (["init"] if name == "LMNNMKLP" else [])
+    for key in set_here:
+        est = cls(n_neighbors=3, lmnn_params={key: "identity", "max_iter": 2})
+        with pytest.raises(ValueError, match=rf"sets {key!r}, which {name} sets"):
+            est.fit(K, y)
+
+
 def test_nr_lmnn_mkl_kernel_map_is_lmnn_on_the_concatenated_maps():
     # the default reading: LMNN(kernel=None) on Phi_Z with A'' = I targets, as before
     from methods.metric_learning import LMNN, MetricKNN
