@@ -742,6 +742,29 @@ def test_other_metric_maps_are_as_documented(est):
     _NONLINEAR_MAPS[type(model)](model, A, At)
 
 
+@pytest.mark.parametrize(
+    "est", [e for e in CONVENTION_ESTIMATORS if _is_transformer(e)], ids=repr
+)
+def test_transformer_names_its_output_columns(est):
+    """Every metric learner names its output (`<class name><i>`) and honours
+    `set_output`, so `Pipeline(...).set_output(transform="pandas")` and
+    `get_feature_names_out` work whichever learner is in it (only LMNN did)."""
+    import pandas as pd
+
+    X, y, Xt = _data(3)
+    A, At = _inputs(est, X, Xt)
+    if not isinstance(A, np.ndarray) or A.ndim != 2:
+        pytest.skip("a kernel stack has no columns to name")
+    prefix = type(est).__name__.lower()
+    model = clone(est).set_output(transform="pandas").fit(A, y)
+    names = model.get_feature_names_out()
+    out = model.transform(At)
+    assert isinstance(out, pd.DataFrame)
+    expected = [f"{prefix}{i}" for i in range(len(names))]
+    assert list(out.columns) == list(names) == expected
+    np.testing.assert_allclose(out.to_numpy(), clone(est).fit(A, y).transform(At))
+
+
 #: Estimators without `_parameter_constraints` (methods/README.md): fit raises a
 #: ValueError naming the bad parameter.
 _CHECKED_IN_FIT = (ITML, KDMLFixedKernel, KDMLParamKernel, KLMNN, KPCAMap)

@@ -37,7 +37,11 @@ from collections import OrderedDict
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.base import (
+    BaseEstimator,
+    ClassNamePrefixFeaturesOutMixin,
+    TransformerMixin,
+)
 from sklearn.tree import DecisionTreeRegressor
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
@@ -129,7 +133,7 @@ def gb_lmnn_loss(
     return float(value), G
 
 
-class GBLMNN(TransformerMixin, BaseEstimator):
+class GBLMNN(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Gradient-boosted LMNN (Kedem et al. 2012), a non-linear metric learner.
 
     arbf (K-GB-LMNN) gives no equation for GB-LMNN; Sec. 2 describes it in words
@@ -339,3 +343,8 @@ class GBLMNN(TransformerMixin, BaseEstimator):
         for step, tree in zip(self.steps_, self.estimators_):
             Phi = Phi + step * tree.predict(X).reshape(Phi.shape)
         return Phi
+
+    @property
+    def _n_features_out(self) -> int:
+        """Width of ``transform``'s output, for ``get_feature_names_out``."""
+        return self.components_.shape[0]

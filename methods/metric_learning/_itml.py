@@ -20,7 +20,11 @@ import numbers
 import warnings
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.base import (
+    BaseEstimator,
+    ClassNamePrefixFeaturesOutMixin,
+    TransformerMixin,
+)
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
@@ -129,7 +133,7 @@ def itml_solve_python(
     return 0.5 * (M + M.T), it, converged
 
 
-class ITML(TransformerMixin, BaseEstimator):
+class ITML(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Information-theoretic metric learning (Davis et al. 2007), kdml's baseline [4].
 
     kdml gives no equation for ITML; Sec. 1 (Related Work) and Sec. 5 describe it
@@ -387,3 +391,8 @@ class ITML(TransformerMixin, BaseEstimator):
     def get_mahalanobis_matrix(self) -> np.ndarray:
         check_is_fitted(self)
         return self.metric_
+
+    @property
+    def _n_features_out(self) -> int:
+        """Width of ``transform``'s output, for ``get_feature_names_out``."""
+        return self.components_.shape[0]

@@ -69,7 +69,11 @@ from typing import Any
 import numpy as np
 from numpy.linalg import LinAlgError
 from scipy import linalg as sla
-from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.base import (
+    BaseEstimator,
+    ClassNamePrefixFeaturesOutMixin,
+    TransformerMixin,
+)
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -243,7 +247,7 @@ def _check_iterations(owner: str, name: str, value: Any, what: str) -> int:
     return int(value)
 
 
-class _KDMLBase(TransformerMixin, BaseEstimator):
+class _KDMLBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Shared validation: targets, output dimension, classes."""
 
     def _validate(self, X, y):
@@ -288,6 +292,11 @@ class _KDMLBase(TransformerMixin, BaseEstimator):
         Y = protos[codes].T  # (m, n): column i is y_i
         self.output_dim_ = int(m)
         return X, codes, Y
+
+    @property
+    def _n_features_out(self) -> int:
+        """Width of ``transform``'s output, for ``get_feature_names_out``."""
+        return self.n_features_out_
 
     def _more_tags(self):  # pragma: no cover - old sklearn
         return {"requires_y": True}

@@ -11,7 +11,12 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin, clone
+from sklearn.base import (
+    BaseEstimator,
+    ClassNamePrefixFeaturesOutMixin,
+    TransformerMixin,
+    clone,
+)
 from sklearn.decomposition import KernelPCA
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -53,7 +58,7 @@ def _check_kpca_params(
         )
 
 
-class KPCAMap(TransformerMixin, BaseEstimator):
+class KPCAMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Kernel PCA onto ``n_components`` centred principal components (kdml Fig. 3).
 
     The KPCA map of kdml Sec. 5, Fig. 3, and the first step of :class:`KLMNN`. kdml
@@ -119,8 +124,13 @@ class KPCAMap(TransformerMixin, BaseEstimator):
         X = validate_data(self, X, reset=False, dtype=np.float64)
         return self.kpca_.transform(X)
 
+    @property
+    def _n_features_out(self) -> int:
+        """Width of ``transform``'s output, for ``get_feature_names_out``."""
+        return self.kpca_.eigenvalues_.shape[0]
 
-class KLMNN(TransformerMixin, BaseEstimator):
+
+class KLMNN(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Kernel LMNN as kdml's reference [3]: KPCA, then the project's LMNN.
 
     kdml gives no equation for KLMNN; Sec. 1 (Related Work: "a Kernel Principal
@@ -194,3 +204,11 @@ class KLMNN(TransformerMixin, BaseEstimator):
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64)
         return self.lmnn_.transform(self.kpca_.transform(X))
+
+    @property
+    def _n_features_out(self) -> int:
+        """Width of ``transform``'s output, for ``get_feature_names_out``."""
+        lmnn = self.lmnn_
+        if hasattr(lmnn, "_n_features_out"):
+            return lmnn._n_features_out
+        return lmnn.components_.shape[0]
