@@ -254,3 +254,43 @@ def validate_float_input(
         estimator.__dict__.pop("feature_names_in_", None)
         estimator.n_features_in_ = X.shape[1]
     return X if no_y else (X, np.ascontiguousarray(y))
+
+
+def validate_test_kernel(
+    estimator: object, X: object, *, n_kernels: int | None = None
+) -> np.ndarray:
+    """``validate_data(estimator, X, reset=False)`` for a precomputed test kernel.
+
+    The block between the test and the training points has one column per
+    training point (``n_features_in_``); scikit-learn's own message for a block
+    of another width ("X has 44 features, but ... is expecting 45 features")
+    speaks of features. This one says which matrix was expected, as the SVM
+    family's does. ``n_kernels``: a stack ``(n_test, n_train, n_kernels)`` (MKL,
+    LMNN-MKL), whose third axis is checked too.
+    """
+    from sklearn.utils.validation import check_array, validate_data
+
+    stack = n_kernels is not None
+    X_arr = check_array(X, dtype=np.float64, allow_nd=stack)
+    n_train = estimator.n_features_in_
+    width = X_arr.shape[1]
+    expected = (
+        f"(n_test, n_train, n_kernels) = (n_test, {n_train}, {n_kernels})"
+        if stack
+        else f"(n_test, n_train) = (n_test, {n_train})"
+    )
+    wrong_stack = stack and (
+        X_arr.ndim not in (2, 3)
+        or ((X_arr.shape[2] if X_arr.ndim == 3 else 1) != n_kernels)
+    )
+    if width != n_train or wrong_stack:
+        name = type(estimator).__name__
+        block = "stack of kernels" if stack else "kernel"
+        raise ValueError(
+            f"X has {width} features, but {name} is expecting {n_train} features "
+            f"as input: with kernel='precomputed', it takes the {block} between "
+            f"the test and the {n_train} training points, of shape {expected}; "
+            f"got shape {X_arr.shape}."
+        )
+    validate_data(estimator, X, reset=False, skip_check_array=True)
+    return X_arr

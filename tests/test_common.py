@@ -765,6 +765,37 @@ def test_transformer_names_its_output_columns(est):
     np.testing.assert_allclose(out.to_numpy(), clone(est).fit(A, y).transform(At))
 
 
+@pytest.mark.parametrize(
+    "est",
+    [e for e in CONVENTION_ESTIMATORS if getattr(e, "kernel", None) == "precomputed"]
+    + [MetricKNN(LMNN(n_neighbors=2, kernel="precomputed", max_iter=50))],
+    ids=repr,
+)
+def test_a_test_kernel_of_the_wrong_width_is_named_as_a_kernel(est):
+    """A test block with a column too few (or too many) is named as the kernel
+    between test and training points, with the shape expected, not only as
+    scikit-learn's "X has 35 features, but ... is expecting 36 features" (KOMD,
+    LMNN, ITML, MetricKNN and the LMNN-MKL estimators said only that)."""
+    X, y, Xt = _data(3)
+    if isinstance(est, MetricKNN):
+        A = pairwise_kernel(X, kernel="gaussian", sigma=_PRECOMPUTED_SIGMA)
+        At = pairwise_kernel(Xt, X, kernel="gaussian", sigma=_PRECOMPUTED_SIGMA)
+    else:
+        A, At = _inputs(est, X, Xt)
+    if _binary_only(est):
+        A, At, y = A[:24, :24], At[:, :24], y[:24]
+    model = clone(est).fit(A, y)
+    n = A.shape[0]
+    out = "transform" if hasattr(model, "transform") else "predict"
+    for bad in (At[:, :-1], np.concatenate([At, At[:, :1]], axis=1)):
+        with pytest.raises(
+            ValueError,
+            match=rf"expecting {n} features as input[:.] [Ww]ith kernel='precomputed'"
+            rf".*\(n_test, {n}",
+        ):
+            getattr(model, out)(bad)
+
+
 #: Estimators without `_parameter_constraints` (methods/README.md): fit raises a
 #: ValueError naming the bad parameter.
 _CHECKED_IN_FIT = (ITML, KDMLFixedKernel, KDMLParamKernel, KLMNN, KPCAMap)

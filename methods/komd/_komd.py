@@ -36,7 +36,11 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from methods._kernels import KernelEstimatorMixin
-from methods._validation import check_input_kernel, check_psd_kernel
+from methods._validation import (
+    check_input_kernel,
+    check_psd_kernel,
+    validate_test_kernel,
+)
 from methods.komd._smo import KOMD_TOL, komd_smo
 
 KOMD_SOLVERS = ("smo", "cvxopt")
@@ -272,15 +276,10 @@ class KOMD(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
     def decision_function(self, X) -> np.ndarray:
         """Ranking score ``sum_i y_i gamma_i k(x_i, x) + b``; > 0 means classes_[1]."""
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
         if self.kernel == "precomputed":
-            if X.shape[1] != len(self.gamma_):
-                raise ValueError(
-                    f"X should be a (n_test, n_train) kernel matrix with n_train = "
-                    f"{len(self.gamma_)}; got {X.shape}."
-                )
-            Kt = X
+            Kt = validate_test_kernel(self, X)
         else:
+            X = validate_data(self, X, dtype=np.float64, reset=False)
             Kt = self._gram(X, self.X_fit_)
         return Kt @ self.dual_coef_[0] + self.intercept_[0]
 

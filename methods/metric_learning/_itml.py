@@ -31,7 +31,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from methods._kernels import pairwise_kernel
-from methods._validation import check_input_kernel
+from methods._validation import check_input_kernel, validate_test_kernel
 from methods.metric_learning._itml_kernels import bregman_passes
 
 KERNELS = (None, "linear", "gaussian", "precomputed")
@@ -385,7 +385,10 @@ class ITML(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     def transform(self, X) -> np.ndarray:
         """``z(x) L^T``: Euclidean distances here are the learned metric."""
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64)
+        if self.kernel == "precomputed":
+            X = validate_test_kernel(self, X)
+        else:
+            X = validate_data(self, X, reset=False, dtype=np.float64)
         return self._coordinates(X) @ self.components_.T
 
     def get_mahalanobis_matrix(self) -> np.ndarray:

@@ -16,6 +16,8 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from methods._validation import validate_test_kernel
+
 
 def _sq_dists(A: np.ndarray, B: np.ndarray) -> np.ndarray:
     aa = np.einsum("ij,ij->i", A, A)
@@ -130,7 +132,10 @@ class MetricKNN(ClassifierMixin, BaseEstimator):
 
     def _embed(self, X) -> np.ndarray:
         check_is_fitted(self, "embedding_")
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        if getattr(self.metric_learner_, "kernel", None) == "precomputed":
+            X = validate_test_kernel(self, X)
+        else:
+            X = validate_data(self, X, dtype=np.float64, reset=False)
         if self.metric_learner_ is None:
             return X
         return np.asarray(self.metric_learner_.transform(X))

@@ -32,7 +32,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
-from methods._validation import check_input_kernel
+from methods._validation import check_input_kernel, validate_test_kernel
 from methods.metric_learning._lmnn_solver import solve_lmnn
 
 
@@ -490,7 +490,10 @@ class LMNN(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         ndarray of shape (n_samples, n_features_in_)
         """
         check_is_fitted(self, "components_")
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        if self.kernel == "precomputed":
+            X = validate_test_kernel(self, X)
+        else:
+            X = validate_data(self, X, dtype=np.float64, reset=False)
         return X @ self.components_.T
 
     def get_mahalanobis_matrix(self) -> np.ndarray:

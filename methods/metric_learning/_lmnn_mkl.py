@@ -33,6 +33,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from methods._validation import validate_test_kernel
 from methods.metric_learning._kernel_weights import PStepProblem, weight_step
 
 
@@ -193,14 +194,8 @@ class _KernelBankLMNN(ClassifierMixin, BaseEstimator):
 
     def _check_test(self, X) -> np.ndarray:
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, allow_nd=True, dtype=np.float64)
+        X = validate_test_kernel(self, X, n_kernels=self.n_kernels_)
         K = X[:, :, None] if X.ndim == 2 else X
-        if K.ndim != 3 or K.shape[2] != self.n_kernels_:
-            raise ValueError(
-                f"the test block must have shape (n_test, {self.n_features_in_}, "
-                f"{self.n_kernels_}) (test rows x training columns x kernels); got "
-                f"{X.shape}."
-            )
         return self._normalized(K)
 
     def predict(self, X) -> np.ndarray:
