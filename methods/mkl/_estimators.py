@@ -184,7 +184,8 @@ n_kernels)
     def _warn_from_fit_status(self, pairs, n_unconverged: int, solver: str) -> None:
         name = type(self).__name__
         for p, reason in enumerate(self.stop_reasons_):
-            a, b = (self.classes_[c] for c in pairs[p])
+            # .tolist(): "(0, 1)", not numpy 2's "(np.int64(0), np.int64(1))"
+            a, b = self.classes_[list(pairs[p])].tolist()
             where = "" if len(pairs) == 1 else f" for classes ({a!r}, {b!r})"
             if reason == "max_iter":
                 warnings.warn(

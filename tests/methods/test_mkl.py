@@ -478,6 +478,20 @@ def test_max_iter_warns_with_the_remedy():
     assert clf.stop_reasons_ == ["max_iter"] and clf.n_iter_[0] == 1
 
 
+def test_a_multiclass_warning_names_the_classes_plainly():
+    # numpy 2 printed the pair as "(np.int64(0), np.int64(2))"
+    X, y = _data(seed=0, n_classes=3)
+    stack = kernel_stack(X, None, SPECS)
+    with pytest.warns(ConvergenceWarning) as record:
+        _mkl(SimpleMKL, C=10.0, tol=1e-9, max_iter=1).fit(stack, y)
+    pairs = [str(w.message).split(":")[0] for w in record]
+    assert "SimpleMKL did not converge for classes (0, 2)" in pairs, pairs
+    for dtype in (str, object):  # numpy strings, and Python ones (pandas)
+        with pytest.warns(ConvergenceWarning, match=r"classes \('a', 'c'\)"):
+            labels = np.array(["a", "b", "c"], dtype=dtype)[y]
+            _mkl(SimpleMKL, C=10.0, tol=1e-9, max_iter=1).fit(stack, labels)
+
+
 def test_paper_names_and_defaults():
     assert [c.paper_name for c in ESTIMATORS] == ["SimpleMKL", "MKL_m", "ε-MKL"]
     assert MKLm().epsilon == 3.0 and MKLm().C2 is None
