@@ -796,6 +796,29 @@ def test_a_test_kernel_of_the_wrong_width_is_named_as_a_kernel(est):
             getattr(model, out)(bad)
 
 
+@pytest.mark.parametrize(
+    "est, n_classes",
+    [
+        pytest.param(e, n, id=f"{e!r}-{n}")
+        for e in CONVENTION_ESTIMATORS
+        for n in (2, 3)
+        if not (n == 3 and _binary_only(e))
+    ],
+)
+def test_every_fitted_attribute_is_documented(est, n_classes):
+    """Each public fitted attribute (a name ending in `_`) is named in the class
+    docstring, so its Attributes section matches what fit sets (KDMLFixedKernel,
+    KLMNN, KPCAMap and the LMNN-MKL estimators had none or half of one)."""
+    import inspect
+    import re
+
+    model, _, _ = _fit(est, n_classes)
+    doc = inspect.getdoc(type(model)) or ""
+    fitted = [a for a in vars(model) if a.endswith("_") and not a.startswith("_")]
+    missing = [a for a in fitted if not re.search(rf"\b{a}(?!\w)", doc)]
+    assert not missing, f"{type(model).__name__}: undocumented {missing}"
+
+
 #: Estimators without `_parameter_constraints` (methods/README.md): fit raises a
 #: ValueError naming the bad parameter.
 _CHECKED_IN_FIT = (ITML, KDMLFixedKernel, KDMLParamKernel, KLMNN, KPCAMap)

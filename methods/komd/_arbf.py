@@ -218,6 +218,8 @@ class ARBF(ClassifierMixin, BaseEstimator):
         do not change K_beta; their beta is reported but has no effect).
     n_iter_ (T), n_smo_iter_, converged_ (every SMO converged), fit_status_ (0 if
     converged_, 1 if a gamma step stopped at max_iter), n_clipped_.
+    X_fit_ : (n, m) training points; y_fit_ : (n,) their labels in {-1, +1}
+    (+1 is ``classes_[1]``).
     """
 
     paper_name = "ARBF"

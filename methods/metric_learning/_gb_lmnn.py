@@ -180,7 +180,8 @@ class GBLMNN(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     each round and after the last; steps_ : the step of each tree;
     target_neighbors_, n_iter_, objective_, converged_ (always True: boosting
     runs a fixed number of rounds, or stops when no tree descends);
-    init_converged_ : whether the initial LMNN converged (True for other inits).
+    init_converged_ : whether the initial LMNN converged (True for other inits);
+    n_features_in_ (and feature_names_in_ after a fit on a DataFrame).
     """
 
     paper_name = "GB-LMNN"

@@ -197,8 +197,15 @@ class ITML(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         Passes run.
     converged_ : bool
         Whether the duals settled to ``tol`` before ``max_iter`` passes.
+    kernel_basis_ : ndarray of shape (n_train, d)
+        Kernelized form only: the kept eigenvectors of the training Gram matrix
+        over the square roots of their eigenvalues, so that the kernel
+        coordinates are ``z(x) = K(x, X_train) kernel_basis_``.
+    X_fit_ : ndarray of shape (n_train, n_features)
+        ``kernel="gaussian"`` only: the training points.
     classes_ : ndarray
     n_features_in_ : int
+        Number of features, or of training points with ``kernel="precomputed"``.
     """
 
     def __init__(

@@ -599,6 +599,34 @@ class KDMLFixedKernel(_KDMLBase):
         system stops being numerically nonsingular (then the previous iterate is
         kept). The kept iterate is the first one past the threshold; kNN in the
         learned metric depends on ``A`` only up to scale.
+
+    Attributes
+    ----------
+    dual_coef_ : ndarray of shape (m, n_train)
+        ``C``, row t the coefficients of output t over the training points, so
+        that ``f_t(x) = sum_i k_t(x, x_i) C[t, i]`` (eq. 8).
+    L_ : ndarray of shape (m, m)
+        The learned ``L``; ``transform`` is ``L f(x)``.
+    spreads_ : ndarray of shape (m,)
+        The Gaussian spreads ``sigma_t`` of the m kernels (:func:`spreads`).
+    objective_, objective_history_ : float, ndarray of shape (n_iter_,)
+        Eq. 9 at the kept iterate, and after every iteration.
+    n_iter_ : int
+        Block coordinate descent iterations run.
+    converged_ : bool
+        Whether the relative decrease of eq. 9 fell to ``tol`` before
+        ``max_iter`` (False when ``diverged_``).
+    diverged_ : bool
+        Whether the descent ran off (``max_metric_norm``, above).
+    cg_iter_, n_fallback_, n_coupled_ : int
+        C-step solver counts over the fit: CG iterations, Cholesky fallbacks,
+        coupled-preconditioner restarts (``c_solver``).
+    classes_ : ndarray of shape (c,)
+    X_fit_ : ndarray of shape (n_train, n_features)
+        Training points of the kernel expansion.
+    n_features_in_ : int
+    output_dim_, n_features_out_ : int
+        m.
     """
 
     def __init__(
@@ -939,6 +967,10 @@ class KDMLParamKernel(_KDMLBase):
         Whether the relative decrease of eq. 17 fell to ``tol`` before ``max_iter``.
     output_dim_, n_features_out_ : int
         m.
+    classes_ : ndarray of shape (c,)
+    X_fit_ : ndarray of shape (n_train, n_features)
+        Training points of the kernel expansion.
+    n_features_in_ : int
     """
 
     def __init__(

@@ -78,6 +78,12 @@ class KPCAMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     kernel : {"gaussian", "linear"}, default="gaussian"
     sigma : float, default=1.0
         Gaussian width (> 0), ``k(x, z) = exp(-||x - z||^2 / (2 sigma^2))``.
+
+    Attributes
+    ----------
+    kpca_ : sklearn.decomposition.KernelPCA
+        The fitted kernel PCA; ``transform`` is its ``transform``.
+    n_features_in_ : int
     """
 
     def __init__(
@@ -153,6 +159,18 @@ class KLMNN(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         As :class:`KPCAMap`; errors name KLMNN's parameters.
     lmnn : estimator or None
         The LMNN to run on the KPCA coordinates (None: ``LMNN()`` with defaults).
+
+    Attributes
+    ----------
+    kpca_ : KPCAMap
+        The fitted KPCA map (its ``n_components`` capped at the training size).
+    lmnn_ : LMNN
+        The fitted clone of ``lmnn`` on the KPCA coordinates; ``transform`` is
+        ``lmnn_.transform(kpca_.transform(X))``.
+    objective_, n_iter_, converged_
+        ``lmnn_``'s.
+    classes_ : ndarray of shape (n_classes,)
+    n_features_in_ : int
     """
 
     def __init__(

@@ -242,6 +242,23 @@ class LMNNKernelSum(_KernelBankLMNN):
         Further arguments of LMNN (e.g. ``max_iter``). Not ``n_neighbors``,
         ``push_weight`` or ``margin`` (this estimator's own parameters, passed on
         to LMNN) nor ``kernel`` (set here): ``fit`` raises a ``ValueError``.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    n_features_in_ : int
+        Training points (the stack's second axis).
+    n_kernels_ : int
+        Members of the training stack (1 for a Gram matrix).
+    kernel_scales_ : ndarray of shape (n_kernels,) or None
+        The training mean diagonals each kernel is divided by
+        (``normalize="mean_diag"``); None without normalization.
+    knn_ : MetricKNN
+        The fitted 1-NN that ``predict`` uses: here and in LMNN-MKL_CV with the
+        LMNN as its ``metric_learner_``; in NR-LMNN-MKL and LMNN-MKL_P on the
+        training points already mapped by ``metric_learner_``.
+    objective_, n_iter_, converged_
+        The LMNN's (lmnnmkl eq. 18).
     """
 
     paper_name = "LMNN_H"
@@ -292,6 +309,14 @@ class LMNNSingleKernel(_KernelBankLMNN):
     kernel_index : int, default=0
         The member of the stack LMNN uses.
     kernel, normalize, n_neighbors, push_weight, margin, check_psd, lmnn_params
+        As :class:`LMNNKernelSum`.
+
+    Attributes
+    ----------
+    kernel_weights_ : ndarray of shape (n_kernels,)
+        ``mu``: the unit vector of ``kernel_index``.
+    classes_, n_features_in_, n_kernels_, kernel_scales_, knn_, objective_, \
+n_iter_, converged_
         As :class:`LMNNKernelSum`.
     """
 
@@ -382,6 +407,9 @@ class NRLMNNMKL(_KernelBankLMNN):
         The fitted LMNN on the concatenated kernel maps (``components_`` is
         ``L``, ``A'' = L^T L``).
     target_neighbors_ : ndarray of shape (n_samples, n_neighbors)
+    classes_, n_features_in_, n_kernels_, kernel_scales_, knn_, objective_, \
+n_iter_, converged_
+        As :class:`LMNNKernelSum`.
     """
 
     paper_name = "NR-LMNN-MKL"
@@ -531,6 +559,15 @@ class LMNNMKLP(_KernelBankLMNN):
     metric_n_iter_path_ : list of int
         The LMNN iterations of each metric step (eq. 16), one per round; their
         sum is what the metric steps cost (lmnnmkl Table 2's time goes there).
+    objective_path_ : list of float
+        LMNN's objective after each round.
+    metric_learner_ : LMNN
+        The last round's LMNN on ``K_mu`` (``components_`` is ``L``).
+    target_neighbors_ : ndarray of shape (n_samples, n_neighbors)
+        The target neighbours of every round, fixed from ``K_mu`` at the
+        uniform start (eq. 18's S).
+    classes_, n_features_in_, n_kernels_, kernel_scales_, knn_
+        As :class:`LMNNKernelSum`.
     """
 
     paper_name = "LMNN-MKL_P"

@@ -71,6 +71,8 @@ class SVM(BaseKernelSVM):
     converged_ : bool
     X_fit_ : ndarray of shape (n_train, n_features)
         Training data (absent with ``kernel="precomputed"``).
+    n_features_in_ : int
+        Number of features, or of training points with ``kernel="precomputed"``.
 
     See Also
     --------
@@ -165,7 +167,8 @@ class SVMm(BaseKernelSVM):
 
     Attributes
     ----------
-    classes_, support_, intercept_, n_iter_, fit_status_, converged_, X_fit_
+    classes_, support_, intercept_, n_iter_, fit_status_, converged_, X_fit_, \
+n_features_in_
         As in :class:`SVM`.
     dual_coef_ : ndarray of shape (n_pairs, n_train)
         :math:`y_i(\alpha_i - \beta_i)` per training sample.
@@ -255,7 +258,7 @@ class EpsSVM(BaseKernelSVM):
     Attributes
     ----------
     classes_, dual_coef_, support_, intercept_, objective_, n_iter_, fit_status_, \
-converged_, X_fit_
+converged_, X_fit_, n_features_in_
         As in :class:`SVMm`.
 
     See Also
@@ -419,7 +422,7 @@ class SVMFDA(BaseKernelSVM):
         Primal weights :math:`w` in the original (normalized) feature space; the
         decision function is ``X @ coef_.T + intercept_``.
     classes_, dual_coef_, support_, intercept_, objective_, n_iter_, fit_status_, \
-converged_, X_fit_
+converged_, X_fit_, n_features_in_
         As in :class:`SVM`, for the SVM on :math:`\tilde x`.
 
     References
