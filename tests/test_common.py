@@ -577,6 +577,20 @@ def test_no_other_name_for_a_kernel_width(cls):
         )
 
 
+def test_shared_kernel_parameters_have_one_default():
+    """`degree` and `sigma` mean the same kernel everywhere, so they default to
+    the same value: KOMD(kernel="poly") was the cubic kernel where SVM, FDA and
+    the rest of the SVM family took the quadratic one."""
+    for param, value in (("degree", 2), ("sigma", 1.0)):
+        defaults = {
+            cls.__name__: cls().get_params()[param]
+            for cls in PUBLIC_ESTIMATORS
+            if param in cls().get_params()
+        }
+        assert len(defaults) >= 3
+        assert set(defaults.values()) == {value}, (param, defaults)
+
+
 @pytest.mark.parametrize("cls", _width_cases())
 def test_isotropic_gaussian_width_is_sigma(cls):
     """k(x, z) = exp(-||x - z||^2 / (2 sigma^2)) wherever an estimator has a

@@ -147,7 +147,9 @@ class KOMD(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         ``sigma = 1 / sqrt(2 beta0)``. "precomputed": ``fit(K_train)``,
         ``decision_function(K_test (n_test, n_train))``.
     sigma, degree, normalize
-        Kernel parameters (as :func:`methods.kernels.pairwise_kernel`).
+        Kernel parameters (as :func:`methods.kernels.pairwise_kernel`), with the
+        SVM family's and FDA's defaults (``sigma=1.0``, ``degree=2``, no
+        normalization).
     solver : {"smo", "cvxopt"}, default="smo"
         Compiled two-constraint SMO, or the dense cvxopt QP (reference).
     tol : float, default=1e-8
@@ -208,7 +210,7 @@ class KOMD(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         lam: float = 0.5,
         kernel="gaussian",
         sigma: float = 1.0,
-        degree: int = 3,
+        degree: int = 2,
         normalize: str | None = None,
         solver: str = "smo",
         tol: float = KOMD_TOL,
