@@ -72,7 +72,7 @@ from scipy.stats import rankdata
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from methods.komd._komd import binary_labels, komd_objective, solve_komd
 from methods.komd._smo import KOMD_TOL
@@ -270,7 +270,8 @@ class ARBF(ClassifierMixin, BaseEstimator):
         """Run Algorithm 1 for ``n_iter`` iterations.
 
         ``eval_set=(X_val, y_val)`` records ``validation_auc_`` per iteration; it
-        must hold both classes (AUC is undefined otherwise).
+        must hold both classes (AUC is undefined otherwise), labelled as ``y``,
+        with one label per row of ``X_val`` (a ``ValueError`` otherwise).
         """
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64)
@@ -278,7 +279,19 @@ class ARBF(ClassifierMixin, BaseEstimator):
         Xv = yv = None
         if eval_set is not None:
             Xv = validate_data(self, eval_set[0], dtype=np.float64, reset=False)
-            yv = np.asarray(eval_set[1])
+            yv = column_or_1d(eval_set[1])
+            if len(yv) != len(Xv):
+                raise ValueError(
+                    f"ARBF eval_set: X_val has {len(Xv)} samples but y_val has "
+                    f"{len(yv)}; pass eval_set=(X_val, y_val) of the same length."
+                )
+            unknown = np.setdiff1d(np.unique(yv), self.classes_)
+            if unknown.size:
+                raise ValueError(
+                    f"ARBF eval_set has labels {unknown.tolist()} that are not the "
+                    f"training classes {self.classes_.tolist()}: validation AUC "
+                    "needs y_val labelled as y."
+                )
             if len(np.unique(yv)) < 2:
                 raise ValueError(
                     "ARBF eval_set has one class only "

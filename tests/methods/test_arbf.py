@@ -157,6 +157,17 @@ def test_validation_part_with_one_class_is_refused():
         ARBF(n_iter=1).fit(X, y, eval_set=(X[:5], np.ones(5)))
 
 
+def test_validation_part_with_other_labels_or_length_is_refused():
+    # labels outside classes_ gave validation_auc_ all NaN (and a RuntimeWarning);
+    # a y_val of another length an IndexError
+    X, y = _data()
+    other = np.where(y == y[0], "yes", "no")
+    with pytest.raises(ValueError, match=r"labels \['no', 'yes'\] that are not"):
+        ARBF(n_iter=1).fit(X, y, eval_set=(X, other))
+    with pytest.raises(ValueError, match="X_val has 10 samples but y_val has 9"):
+        ARBF(n_iter=1).fit(X, y, eval_set=(X[:10], y[:9]))
+
+
 def test_constant_features_are_recorded_and_leave_the_kernel_alone():
     X, y = _data(40, 3)
     Xc = np.column_stack([X, np.zeros(40)])
