@@ -20,6 +20,7 @@ scikit-learn's ``_safe_split`` slices them like any precomputed kernel.
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -31,6 +32,42 @@ NORMALIZATIONS = (None, "cosine", "mean_diag")
 # mlsvm Sec. VII, the bank of SimpleMKL: degrees 1..10 and ten bandwidths.
 BANK20_DEGREES = tuple(range(1, 11))
 BANK20_SIGMAS = (0.5, 1.0, 2.0, 5.0, 7.0, 10.0, 12.0, 15.0, 17.0, 20.0)
+
+
+def _check_kernel_params(
+    kernel: object, degree: object, sigma: object, where: str
+) -> None:
+    """Raise a ValueError for a width or degree the kernel formula cannot take.
+
+    ``sigma = 0`` (or NaN) makes the Gaussian NaN, a negative one is the width
+    ``|sigma|`` under another name, and a degree that is no integer >= 1 makes
+    ``(x . y + 1) ** d`` NaN for negative ``x . y`` (or constant, ``d = 0``):
+    each used to give a NaN or silently other kernel, which a solver then fitted.
+    """
+    if kernel == "gaussian":
+        ok = (
+            isinstance(sigma, numbers.Real)
+            and not isinstance(sigma, bool)
+            and np.isfinite(sigma)
+            and sigma > 0
+        )
+        if not ok:
+            raise ValueError(
+                f"{where}: the Gaussian width sigma must be a finite number > 0; got "
+                f"{sigma!r}."
+            )
+    elif kernel == "poly":
+        ok = (
+            isinstance(degree, numbers.Real)
+            and not isinstance(degree, bool)
+            and float(degree).is_integer()
+            and degree >= 1
+        )
+        if not ok:
+            raise ValueError(
+                f"{where}: the polynomial degree must be an integer >= 1; got "
+                f"{degree!r}."
+            )
 
 
 def _as_2d(X: np.ndarray, name: str) -> np.ndarray:
@@ -159,6 +196,7 @@ def pairwise_kernel(
         raise ValueError(
             f"Unknown normalize={normalize!r}; choose one of {NORMALIZATIONS}."
         )
+    _check_kernel_params(kernel, degree, sigma, "pairwise_kernel")
     X = _as_2d(X, "X")
     same = Y is None
     Y = X if same else _as_2d(Y, "Y")
@@ -194,6 +232,20 @@ class KernelSpec:
     degree: int = 2
     sigma: float = 1.0
     normalize: str | None = None
+
+    def __post_init__(self) -> None:
+        # at construction, so a bank with a bad member fails naming it, before
+        # any Gram matrix is built
+        if not callable(self.kernel) and self.kernel not in KERNELS:
+            raise ValueError(
+                f"{self!r}: unknown kernel {self.kernel!r}; choose one of {KERNELS}."
+            )
+        if self.normalize not in NORMALIZATIONS:
+            raise ValueError(
+                f"{self!r}: unknown normalize={self.normalize!r}; choose one of "
+                f"{NORMALIZATIONS}."
+            )
+        _check_kernel_params(self.kernel, self.degree, self.sigma, repr(self))
 
     @property
     def label(self) -> str:

@@ -193,3 +193,30 @@ def test_a_callable_kernel_of_the_wrong_shape_is_named(estimator):
             est.decision_function(X[:5])
     with pytest.raises(ValueError, match=r"shape \(30,\).*\(5, 6\)"):
         pairwise_kernel(X[:5], X[:6], kernel=lambda A, B: np.ones(30))
+
+
+@pytest.mark.parametrize(
+    "spec, match",
+    [
+        (dict(kernel="gaussian", sigma=0.0), "sigma must be a finite number > 0"),
+        (dict(kernel="gaussian", sigma=-2.0), "sigma must be a finite number > 0"),
+        (dict(kernel="gaussian", sigma=float("nan")), "sigma must be a finite"),
+        (dict(kernel="poly", degree=0), "degree must be an integer >= 1"),
+        (dict(kernel="poly", degree=2.5), "degree must be an integer >= 1"),
+        (dict(kernel="rbf"), "unknown kernel 'rbf'"),
+    ],
+)
+def test_a_kernel_the_formula_cannot_take_is_refused(data, spec, match):
+    # KernelSpec("gaussian", sigma=0) gave a NaN Gram matrix that SimpleMKL
+    # fitted (NaN decisions, a warning blaming the inner solver); a negative
+    # sigma silently the width |sigma|; degree 2.5 NaN for negative x . y
+    X, _ = data
+    with pytest.raises(ValueError, match=match):
+        KernelSpec(**spec)
+    if spec["kernel"] != "rbf":
+        with pytest.raises(ValueError, match=f"pairwise_kernel: .*{match}"):
+            pairwise_kernel(X, **spec)
+    # what stays accepted: integral degrees of any type, any sigma where unused
+    KernelSpec("poly", degree=np.int64(3))
+    KernelSpec("poly", degree=2.0)
+    pairwise_kernel(X, kernel="linear", sigma=0.0)
