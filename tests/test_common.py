@@ -833,6 +833,44 @@ def test_every_fitted_attribute_is_documented(est, n_classes):
     assert not missing, f"{type(model).__name__}: undocumented {missing}"
 
 
+@pytest.mark.parametrize(
+    "est, kernel",
+    [
+        (SVM(C=10.0, kernel="gaussian", sigma=1.5), "precomputed"),
+        (SVMm(kernel="gaussian", sigma=1.5), "precomputed"),
+        (FDA(kernel="gaussian", sigma=1.5), "precomputed"),
+        (KOMD(lam=0.5, kernel="gaussian", sigma=1.5), "precomputed"),
+        (SimpleMKL(C=10.0, kernel=_SMALL_BANK, normalize=None), "precomputed"),
+        (ITML(kernel="gaussian", sigma=1.5, max_iter=20), "precomputed"),
+        (ITML(kernel="gaussian", sigma=1.5, max_iter=20), None),
+        (LMNN(n_neighbors=2, kernel="precomputed", max_iter=20), None),
+    ],
+    ids=repr,
+)
+def test_a_refit_under_another_kernel_keeps_nothing_of_the_first(est, kernel):
+    """A model refitted after `set_params(kernel=...)` has the fitted attributes
+    of a fresh fit of that kernel: SVM, KOMD, MKL and ITML kept the first fit's
+    training points `X_fit_` (and ITML its `kernel_basis_`) after a refit on a
+    Gram matrix or on features, where their docstrings say it is absent."""
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    X, y, Xt = _data(2)
+    first = clone(est)
+    refit = clone(est).set_params(kernel=kernel)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        first.fit(_inputs(first, X, Xt)[0], y)
+        A, At = _inputs(refit, X, Xt)
+        first.set_params(kernel=kernel).fit(A, y)
+        fresh = refit.fit(A, y)
+    names = {a for a in vars(fresh) if a.endswith("_")}
+    assert {a for a in vars(first) if a.endswith("_")} == names
+    out = "transform" if hasattr(fresh, "transform") else "decision_function"
+    np.testing.assert_array_equal(getattr(first, out)(At), getattr(fresh, out)(At))
+
+
 #: Estimators without `_parameter_constraints` (methods/README.md): fit raises a
 #: ValueError naming the bad parameter.
 _CHECKED_IN_FIT = (ITML, KDMLFixedKernel, KDMLParamKernel, KLMNN, KPCAMap)

@@ -247,6 +247,8 @@ class KOMD(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
             K = X
             if self.check_psd:
                 check_input_kernel(K, in_dtype)
+            # a refit on a Gram matrix keeps no training points of an earlier fit
+            self.__dict__.pop("X_fit_", None)
         else:
             self.X_fit_ = X
             K = self._gram(X)

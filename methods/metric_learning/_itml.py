@@ -335,6 +335,9 @@ class ITML(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
                 f"is not enough); got "
                 f"{self.classes_.tolist()}."
             )
+        # a refit under another kernel keeps nothing of the earlier one's
+        for attr in ("X_fit_", "kernel_basis_"):
+            self.__dict__.pop(attr, None)
         if self.kernel not in (None, "linear", "precomputed"):
             self.X_fit_ = X
         Z = self._coordinates_fit(X, in_dtype)

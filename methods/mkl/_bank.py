@@ -85,6 +85,8 @@ class KernelBankMixin:
                     f"got shape {X.shape}."
                 )
             self.kernel_specs_ = None
+            # a refit on a stack keeps no training points of an earlier fit
+            self.__dict__.pop("X_fit_", None)
             scales = np.array([_stack_scale(stack[:, :, k], self.normalize)
                                for k in range(stack.shape[2])])  # fmt: skip
             self.kernel_scales_ = scales

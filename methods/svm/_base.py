@@ -211,6 +211,8 @@ class BaseKernelSVM(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
             K = X
             if self.check_psd:
                 check_input_kernel(K, in_dtype)
+            # a refit on a Gram matrix keeps no training points of an earlier fit
+            self.__dict__.pop("X_fit_", None)
         else:
             # SVMFDA builds its own Gram matrix (of transformed features).
             K = self._gram(X) if self._uses_gram else None
