@@ -752,7 +752,8 @@ class KDMLFixedKernel(_KDMLBase):
         elif not converged:
             warnings.warn(
                 f"KDMLFixedKernel: no convergence in max_iter={self.max_iter} "
-                f"iterations (tol={self.tol:g}).",
+                f"iterations (tol={self.tol:g}); the last iterate is kept. Increase "
+                "max_iter or tol.",
                 ConvergenceWarning,
                 stacklevel=2,
             )

@@ -488,3 +488,17 @@ def test_method2_c_step_keeps_the_small_eigenvalues_of_a_smooth_kernel(problem):
     assert system.rank == len(X)
     C = system.solve(B, Y)
     np.testing.assert_allclose(C, C_ref, rtol=1e-5, atol=1e-7 * np.abs(C_ref).max())
+
+
+def test_method1_cut_off_by_max_iter_names_the_remedy(problem):
+    # Method 1's warning stopped at "(tol=0)." where Method 2's (and every other
+    # estimator's) says what is kept and what to change
+    from methods.metric_learning import KDMLFixedKernel
+
+    _, X, codes, _, _ = problem
+    with pytest.warns(
+        ConvergenceWarning,
+        match=r"KDMLFixedKernel: no convergence in max_iter=2 .*last iterate is kept"
+        r"\. Increase max_iter or tol",
+    ):
+        KDMLFixedKernel(output_dim=3, max_iter=2, tol=0, rho=1e-3).fit(X, codes)
