@@ -871,6 +871,44 @@ def test_a_refit_under_another_kernel_keeps_nothing_of_the_first(est, kernel):
     np.testing.assert_array_equal(getattr(first, out)(At), getattr(fresh, out)(At))
 
 
+_PRECOMPUTED = [
+    SVM(kernel="precomputed"),
+    SVMm(kernel="precomputed"),
+    EpsSVM(kernel="precomputed"),
+    FDA(kernel="precomputed"),
+    SimpleMKL(kernel="precomputed"),
+    MKLm(kernel="precomputed"),
+    EpsMKL(kernel="precomputed"),
+    KOMD(kernel="precomputed"),
+    LMNN(kernel="precomputed"),
+    ITML(kernel="precomputed", max_iter=20),
+    LMNNKernelSum(),
+    LMNNSingleKernel(),
+    NRLMNNMKL(),
+    LMNNMKLP(),
+]
+
+
+@pytest.mark.parametrize(
+    "est",
+    _PRECOMPUTED + [MetricKNN(e) for e in _PRECOMPUTED if _is_transformer(e)],
+    ids=repr,
+)
+def test_precomputed_input_is_tagged_pairwise(est):
+    """Every estimator taking kernel="precomputed" (methods/README.md) is tagged
+    pairwise, so cross-validation slices its Gram matrix by rows and columns;
+    ITML was not, and MetricKNN(ITML(kernel="precomputed")) failed every split
+    of cross_val_score with "needs a square training Gram matrix"."""
+    assert est.__sklearn_tags__().input_tags.pairwise
+    if isinstance(est, MetricKNN) and isinstance(est.metric_learner, ITML):
+        from sklearn.model_selection import cross_val_score
+
+        X, y, _ = _data(3)
+        K = pairwise_kernel(X, kernel="gaussian", sigma=_PRECOMPUTED_SIGMA)
+        scores = cross_val_score(est, K, y, cv=3, error_score="raise")
+        assert np.all(scores > 0.5)
+
+
 #: Estimators without `_parameter_constraints` (methods/README.md): fit raises a
 #: ValueError naming the bad parameter.
 _CHECKED_IN_FIT = (ITML, KDMLFixedKernel, KDMLParamKernel, KLMNN, KPCAMap)

@@ -232,6 +232,14 @@ class ITML(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         self.random_state = random_state
         self.check_psd = check_psd
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # as LMNN and the kernel classifiers: cross-validation (and a MetricKNN
+        # around this learner, whose tag is its learner's) slices a precomputed
+        # Gram matrix by rows and columns, not by rows only
+        tags.input_tags.pairwise = self.kernel == "precomputed"
+        return tags
+
     def _check_params(self) -> None:
         """Raise a ValueError naming the first invalid parameter and its range."""
         if self.kernel not in KERNELS:
