@@ -548,6 +548,14 @@ def _check_estimator(
     if why:
         bad = re.search(r"The '(\w+)' parameter", why)
         out.append(f"method{'.' + bad.group(1) if bad else ''}: {why}")
+    # the LMNN-MKL estimators refuse lmnn_params keys they set themselves
+    # (method.lmnn_params='{n_neighbors: 3}'): a check no constraint expresses
+    check_lmnn_params = getattr(estimator, "_check_lmnn_params", None)
+    if callable(check_lmnn_params):
+        try:
+            check_lmnn_params()
+        except ValueError as exc:
+            out.append(f"method.lmnn_params: {exc}")
     grids = cfg["search"]["grids"] if "search" in cfg else {}
     grids = OmegaConf.to_container(grids, resolve=True) if isinstance(
         grids, DictConfig) else dict(grids or {})

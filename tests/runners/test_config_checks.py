@@ -387,3 +387,16 @@ def test_dataset_and_method_files_write_only_into_their_own_package():
             if re.search(r"^#\s*@package", text, re.M) or outside:
                 offenders.append(str(path.relative_to(CONF_DIR)))
     assert offenders == []
+
+
+@pytest.mark.parametrize("method", ["lmnn_h", "nr_lmnn_mkl", "lmnn_mkl_p"])
+def test_lmnn_params_that_the_method_sets_stop_the_sweep_before_any_job(method):
+    # lmnn_params={n_neighbors: 3} overrode (or contradicted) method.n_neighbors;
+    # the estimator refuses it in fit, and the config check reports it at compose
+    # time, so a sweep stops before its first job instead of failing every one
+    base = ["experiment=lmnnmkl_table1", "dataset=iris", f"method={method}"]
+    with pytest.raises(ConfigError) as err:
+        compose_config([*base, "method.lmnn_params={n_neighbors: 3, max_iter: 5}"])
+    assert "method.lmnn_params: " in str(err.value)
+    assert "pass n_neighbors=3 to" in str(err.value)
+    compose_config([*base, "method.lmnn_params={max_iter: 5}"])
