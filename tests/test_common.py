@@ -45,6 +45,7 @@ from methods.metric_learning import (
     LMNNSingleKernel,
     MetricKNN,
 )
+from methods.metric_learning._cached import CachedMetricLearner
 from runners.protocols import solver_diagnostics
 
 # Two small kernels keep the MKL checks fast; the 20-kernel bank is tested elsewhere.
@@ -891,7 +892,10 @@ _PRECOMPUTED = [
 
 @pytest.mark.parametrize(
     "est",
-    _PRECOMPUTED + [MetricKNN(e) for e in _PRECOMPUTED if _is_transformer(e)],
+    _PRECOMPUTED
+    + [MetricKNN(e) for e in _PRECOMPUTED if _is_transformer(e)]
+    # the arbf kNN configs wrap their learner (conf/method/knn_lmnn.yaml)
+    + [MetricKNN(CachedMetricLearner(e)) for e in _PRECOMPUTED if _is_transformer(e)],
     ids=repr,
 )
 def test_precomputed_input_is_tagged_pairwise(est):
@@ -900,7 +904,10 @@ def test_precomputed_input_is_tagged_pairwise(est):
     ITML was not, and MetricKNN(ITML(kernel="precomputed")) failed every split
     of cross_val_score with "needs a square training Gram matrix"."""
     assert est.__sklearn_tags__().input_tags.pairwise
-    if isinstance(est, MetricKNN) and isinstance(est.metric_learner, ITML):
+    learner = getattr(est, "metric_learner", None)
+    if isinstance(learner, CachedMetricLearner):
+        learner = learner.estimator
+    if isinstance(est, MetricKNN) and isinstance(learner, ITML):
         from sklearn.model_selection import cross_val_score
 
         X, y, _ = _data(3)

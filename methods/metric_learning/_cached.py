@@ -52,6 +52,15 @@ class CachedMetricLearner(TransformerMixin, BaseEstimator):
     def __init__(self, estimator=None):
         self.estimator = estimator
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # the wrapped learner's input: a precomputed Gram matrix is sliced by rows
+        # and columns in cross-validation (and by MetricKNN, which takes this tag)
+        if self.estimator is not None:
+            inner = self.estimator.__sklearn_tags__()
+            tags.input_tags.pairwise = inner.input_tags.pairwise
+        return tags
+
     def fit(self, X, y):
         X = np.asarray(X, dtype=np.float64)
         key = _key(self.estimator, X, y)
