@@ -916,6 +916,22 @@ def test_precomputed_input_is_tagged_pairwise(est):
         assert np.all(scores > 0.5)
 
 
+@pytest.mark.parametrize(
+    "cls", [SVM, SVMm, EpsSVM, FDA, KOMD], ids=lambda c: c.__name__
+)
+def test_normalize_with_a_precomputed_kernel_is_refused(cls):
+    """A Gram matrix cannot be cosine-normalized without the test points'
+    self-similarities: FDA and MKL refused normalize with kernel="precomputed",
+    the SVM family and KOMD ignored it and fitted the matrix as given."""
+    X, y, _ = _data(2)
+    K = pairwise_kernel(X, kernel="gaussian", sigma=_PRECOMPUTED_SIGMA)
+    with pytest.raises(
+        ValueError, match="normalize='cosine' needs the kernel function"
+    ):
+        cls(kernel="precomputed", normalize="cosine").fit(K, y)
+    cls(kernel="precomputed").fit(K, y)
+
+
 #: Estimators without `_parameter_constraints` (methods/README.md): fit raises a
 #: ValueError naming the bad parameter.
 _CHECKED_IN_FIT = (ITML, KDMLFixedKernel, KDMLParamKernel, KLMNN, KPCAMap)

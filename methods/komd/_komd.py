@@ -149,7 +149,8 @@ class KOMD(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
     sigma, degree, normalize
         Kernel parameters (as :func:`methods.kernels.pairwise_kernel`), with the
         SVM family's and FDA's defaults (``sigma=1.0``, ``degree=2``, no
-        normalization).
+        normalization). ``normalize`` is not for ``kernel="precomputed"`` (a
+        ``ValueError``: normalize the Gram matrices beforehand).
     solver : {"smo", "cvxopt"}, default="smo"
         Compiled two-constraint SMO, or the dense cvxopt QP (reference).
     tol : float, default=1e-8
@@ -243,6 +244,14 @@ class KOMD(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
                 raise ValueError(
                     "Precomputed matrix must be a square matrix. Input is a "
                     f"{X.shape[0]}x{X.shape[1]} matrix."
+                )
+            if self.normalize is not None:
+                # it used to be ignored: the model was fitted on the matrix as given
+                raise ValueError(
+                    f"KOMD: normalize={self.normalize!r} needs the kernel function; "
+                    "with kernel='precomputed' normalize the Gram matrices before "
+                    "fitting (methods.kernels.cosine_normalize; in kml-run, "
+                    "kernel.normalize) and use normalize=None."
                 )
             K = X
             if self.check_psd:

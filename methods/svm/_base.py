@@ -66,8 +66,9 @@ class BaseKernelSVM(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
     sigma : float, default=1.0
         Bandwidth of the Gaussian kernel ``exp(-||x - y||^2 / (2 sigma^2))``.
     normalize : {None, "cosine"}, default=None
-        ``"cosine"``: ``K_ij / sqrt(K_ii K_jj)`` as in mlsvm Sec. VII (ignored for a
-        precomputed kernel, which is taken as given).
+        ``"cosine"``: ``K_ij / sqrt(K_ii K_jj)`` as in mlsvm Sec. VII. Not with
+        ``kernel="precomputed"`` (a ``ValueError``: normalize the Gram matrices
+        beforehand), as FDA and MKL.
     solver : {"auto", "auto_path", "smo", "ipm", "cvxopt"}, default="auto"
         QP solver, see :func:`methods._qp.solve_box_qp`; "cvxopt" is the slow
         dense reference; "auto_path" is "auto" that skips SMO on a problem whose
@@ -168,6 +169,14 @@ class BaseKernelSVM(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
             raise ValueError(
                 "Precomputed matrix must be a square matrix. Input is a "
                 f"{X.shape[0]}x{X.shape[1]} matrix."
+            )
+        if self._precomputed and self.normalize is not None:
+            # it used to be ignored: the model was fitted on the matrix as given
+            raise ValueError(
+                f"{type(self).__name__}: normalize={self.normalize!r} needs the kernel "
+                "function; with kernel='precomputed' normalize the Gram matrices "
+                "before fitting (methods.kernels.cosine_normalize; in kml-run, "
+                "kernel.normalize) and use normalize=None."
             )
         return X, y
 
