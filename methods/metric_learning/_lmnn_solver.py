@@ -286,12 +286,20 @@ def solve_lmnn(
     if x0.size >= LARGE_PROBLEM:
         res = lbfgs(fun, x0, max_iter=max_iter, tol=tol, callback=callback)
     else:
+        report = None
+        if callback is not None:
+            # scipy passes the OptimizeResult (with .fun) only to a callback whose
+            # one parameter is named intermediate_result; to any other, the
+            # iterate x (an ndarray), on which .fun failed
+            def report(intermediate_result):
+                callback(intermediate_result.fun)
+
         out = scipy.optimize.minimize(
             fun,
             x0,
             jac=True,
             method="L-BFGS-B",
-            callback=None if callback is None else lambda r: callback(r.fun),
+            callback=report,
             options={"maxiter": max_iter, "ftol": tol, "gtol": 0.0, "maxcor": 10},
         )
         res = {

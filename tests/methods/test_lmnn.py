@@ -460,3 +460,17 @@ def test_own_lbfgs_backtracking_rules_on_a_parabola(x0):
     expected = 0.0 if x0 == 0.5 else x0 - 0.5  # t = 1, rejected; then t = 1/2
     assert first["x"][0] == pytest.approx(expected, abs=1e-15)
     assert first["fun"] < x0**2
+
+
+def test_verbose_prints_the_objective_and_fits_the_same_metric(capsys):
+    # verbose=True failed on its first iteration: scipy hands a callback whose
+    # parameter is not named intermediate_result the iterate x, not the result
+    X, y = _problem()[:2]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        loud = LMNN(n_neighbors=2, max_iter=5, verbose=True).fit(X, y)
+        quiet = LMNN(n_neighbors=2, max_iter=5).fit(X, y)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines and all(line.startswith("[LMNN] eval") for line in lines)
+    assert f"objective {loud.objective_:.8g}" in lines[-1]
+    np.testing.assert_array_equal(loud.components_, quiet.components_)
