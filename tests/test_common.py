@@ -932,6 +932,69 @@ def test_normalize_with_a_precomputed_kernel_is_refused(cls):
     cls(kernel="precomputed").fit(K, y)
 
 
+#: Estimators on raw input whose declared string options are all tried below.
+_OPTION_BASES = [
+    SVM(kernel="gaussian"),
+    SVMm(kernel="gaussian"),
+    EpsSVM(kernel="gaussian"),
+    FDA(kernel="gaussian"),
+    SimpleMKL(kernel=_SMALL_BANK),
+    MKLm(kernel=_SMALL_BANK),
+    WRBFSVM(n_iter=2),
+    KOMD(),
+    ARBF(n_iter=2),
+    LMNN(n_neighbors=2, max_iter=20),
+    MetricKNN(LMNN(n_neighbors=2, max_iter=20), n_neighbors=3),
+    GBLMNN(n_neighbors=2, n_estimators=3, random_state=0),
+    LMNNKernelSum(n_neighbors=2, lmnn_params={"max_iter": 20}),
+    NRLMNNMKL(n_neighbors=2, lmnn_params={"max_iter": 20}),
+    LMNNMKLP(n_neighbors=2, lmnn_params={"max_iter": 20}),
+]
+
+
+def _option_cases() -> list:
+    from sklearn.utils._param_validation import StrOptions
+
+    cases = []
+    for est in _OPTION_BASES:
+        for param, constraints in type(est)._parameter_constraints.items():
+            for c in constraints:
+                if not isinstance(c, StrOptions):
+                    continue
+                for value in sorted(c.options):
+                    if value == "precomputed" or est.get_params()[param] == value:
+                        continue
+                    case_id = f"{type(est).__name__}.{param}={value}"
+                    cases.append(pytest.param(est, param, value, id=case_id))
+    return cases
+
+
+@pytest.mark.parametrize("est, param, value", _option_cases())
+def test_every_declared_option_fits_and_predicts(est, param, value):
+    """Each string option an estimator declares in `_parameter_constraints` works
+    through fit and predict: KOMD declared normalize="mean_diag", which fitted
+    and then failed every prediction ("needs train_diag_mean")."""
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    n_classes = 2 if _binary_only(est) else 3
+    X, y, Xt = _data(n_classes)
+    if isinstance(est, _LMNN_MKL):
+        A, At = kernel_stack(X, None, _SMALL_BANK), kernel_stack(Xt, X, _SMALL_BANK)
+    else:
+        A, At = X, Xt
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model = clone(est).set_params(**{param: value}).fit(A, y)
+    out = model.transform(At) if _is_transformer(model) else model.predict(At)
+    assert len(out) == len(Xt)
+    if not _is_transformer(model):
+        assert set(out) <= set(model.classes_)
+    else:
+        assert np.all(np.isfinite(out))
+
+
 #: Estimators without `_parameter_constraints` (methods/README.md): fit raises a
 #: ValueError naming the bad parameter.
 _CHECKED_IN_FIT = (ITML, KDMLFixedKernel, KDMLParamKernel, KLMNN, KPCAMap)

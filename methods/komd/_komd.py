@@ -149,8 +149,9 @@ class KOMD(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
     sigma, degree, normalize
         Kernel parameters (as :func:`methods.kernels.pairwise_kernel`), with the
         SVM family's and FDA's defaults (``sigma=1.0``, ``degree=2``, no
-        normalization). ``normalize`` is not for ``kernel="precomputed"`` (a
-        ``ValueError``: normalize the Gram matrices beforehand).
+        normalization) and options (``normalize`` None or ``"cosine"``).
+        ``normalize`` is not for ``kernel="precomputed"`` (a ``ValueError``:
+        normalize the Gram matrices beforehand).
     solver : {"smo", "cvxopt"}, default="smo"
         Compiled two-constraint SMO, or the dense cvxopt QP (reference).
     tol : float, default=1e-8
@@ -199,7 +200,7 @@ class KOMD(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         "kernel": [StrOptions({"linear", "poly", "gaussian", "precomputed"}), callable],
         "sigma": [Interval(Real, 0.0, None, closed="neither")],
         "degree": [Interval(Integral, 1, None, closed="left")],
-        "normalize": [StrOptions({"cosine", "mean_diag"}), None],
+        "normalize": [StrOptions({"cosine"}), None],
         "solver": [StrOptions(set(KOMD_SOLVERS))],
         "tol": [Interval(Real, 0.0, None, closed="neither")],
         "max_iter": [Interval(Integral, 1, None, closed="left"), None],
