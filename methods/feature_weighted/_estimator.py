@@ -247,10 +247,14 @@ class WRBFSVM(ClassifierMixin, BaseEstimator):
         self.fit_status_ = 0 if self.converged_ else 1
         if not self.converged_:
             bad = int((~self._converged).sum())
+            cap = (
+                f"max_iter={self.max_iter}"
+                if self.max_iter is not None
+                else "max_iter=None: the solver's default iteration cap"
+            )
             warnings.warn(
                 f"WRBF-SVM: {bad} of {self._converged.size} SVM solves stopped before "
-                f"convergence (solver={self.solver!r}, max_iter={self.max_iter}); "
-                "raise max_iter or tol.",
+                f"convergence (solver={self.solver!r}, {cap}); raise max_iter or tol.",
                 ConvergenceWarning,
                 stacklevel=2,
             )

@@ -268,9 +268,15 @@ class KOMD(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
             K, ys, self.lam, solver=self.solver, tol=self.tol, max_iter=self.max_iter
         )
         if not converged:
+            # max_iter=None is the SMO's own cap, which "max_iter=None" hides
+            cap = (
+                f"max_iter={self.max_iter}"
+                if self.max_iter is not None
+                else f"its default cap of {n_iter} pair updates (max_iter=None)"
+            )
             warnings.warn(
-                f"KOMD's SMO stopped at max_iter={self.max_iter} before the KKT gap "
-                f"reached tol={self.tol}; raise max_iter.",
+                f"KOMD's SMO stopped at {cap} before the KKT gap reached "
+                f"tol={self.tol}; raise max_iter.",
                 ConvergenceWarning,
                 stacklevel=2,
             )

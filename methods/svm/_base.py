@@ -265,9 +265,16 @@ class BaseKernelSVM(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         if not self.converged_:
             worst = np.nanmax(violations) if np.any(np.isfinite(violations)) else None
             detail = "" if worst is None else f" (maximal KKT violation {worst:.3g})"
+            # max_iter=None is the solver's own cap, which "max_iter=None" hides
+            cap = (
+                f"max_iter={self.max_iter}"
+                if self.max_iter is not None
+                else f"its default cap of {int(self.n_iter_[~converged].max())} "
+                "iterations (max_iter=None)"
+            )
             warnings.warn(
                 f"{type(self).__name__} did not converge: the {self.solver!r} solver "
-                f"stopped at max_iter={self.max_iter} on {int((~converged).sum())} "
+                f"stopped at {cap} on {int((~converged).sum())} "
                 f"of {n_pairs} two-class problem(s){detail}. Increase max_iter, "
                 "raise tol, or use solver='ipm' for large C.",
                 ConvergenceWarning,

@@ -205,3 +205,22 @@ def test_default_tolerance_reaches_a_kkt_gap_of_1e_8():
     _, y, K = _problem(50, 12)
     m = KOMD(lam=0.3, kernel="precomputed").fit(K, y)
     assert _kkt_gap(K, y, 0.3, m.gamma_) <= 1e-8
+
+
+def test_a_fit_stopped_at_the_default_cap_names_the_cap(monkeypatch):
+    # the warning said "stopped at max_iter=None" for the SMO's own cap
+    from methods.komd import _komd
+
+    real = _komd.solve_komd
+
+    def capped(K, y, lam, *, solver, tol, max_iter):
+        assert max_iter is None
+        gamma, _, _ = real(K, y, lam, solver=solver, tol=tol, max_iter=2)
+        return gamma, 1_000_000, False  # as the default cap would leave it
+
+    monkeypatch.setattr(_komd, "solve_komd", capped)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20, 2))
+    y = np.repeat([0, 1], 10)
+    with pytest.warns(ConvergenceWarning, match=r"default cap of 1000000 pair upd"):
+        KOMD().fit(X, y)

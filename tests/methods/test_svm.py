@@ -608,3 +608,16 @@ def test_svm_fda_cosine_is_svm_fda_on_unit_rows(wdbc):
         fda.decision_function(2.0 * X), unit.decision_function(Xu), atol=1e-6
     )
     np.testing.assert_allclose(fda.coef_, unit.coef_, atol=1e-6)
+
+
+def test_a_fit_stopped_at_the_default_cap_names_the_cap(monkeypatch):
+    # max_iter=None is LIBSVM's cap max(10_000_000, 100 m); the warning said
+    # "stopped at max_iter=None", which reads as "no cap at all"
+    import methods._qp
+
+    monkeypatch.setattr(methods._qp, "default_max_iter", lambda n_vars: 3)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 2))
+    y = (X[:, 0] + 0.3 * rng.normal(size=30) > 0).astype(int)
+    with pytest.warns(ConvergenceWarning, match=r"default cap of 3 iterations \(max"):
+        SVM(C=100.0, kernel="gaussian").fit(X, y)

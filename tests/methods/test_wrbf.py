@@ -563,3 +563,14 @@ def test_kernel_far_from_the_origin_stays_at_most_one():
     assert np.all(K <= 1.0)
     loop = np.array([[np.exp(-2.0 * np.sum(v * (a - b) ** 2)) for b in X] for a in X])
     np.testing.assert_allclose(K, loop, atol=1e-6)
+
+
+def test_unconverged_solves_at_the_default_cap_say_so(monkeypatch):
+    # the warning printed "max_iter=None", which reads as "no cap at all"
+    import methods._qp
+
+    monkeypatch.setattr(methods._qp, "default_max_iter", lambda n_vars: 2)
+    X, y = _noisy_problem(n=60)
+    match = r"max_iter=None: the solver's default iteration cap\); raise max_iter"
+    with pytest.warns(UserWarning, match=match):
+        WRBFSVM(n_iter=2, solver="auto").fit(X, y)
