@@ -201,6 +201,21 @@ def test_no_wait_outside_a_ray_sweep(monkeypatch):
     assert time.monotonic() - tic < 0.1
 
 
+def _sweep_so_far(tmp_path, monkeypatch, size: int, *finished: str) -> None:
+    """A sweep of ``size`` jobs whose progress file holds one svm run (ok) on each
+    dataset of ``finished``, as the closing summary reads it."""
+    progress = tmp_path / "progress.log"
+    progress.write_text(
+        "".join(
+            json.dumps({"status": "ok", "dataset": d, "label": "svm[kernel=linear]"})
+            + "\n"
+            for d in finished
+        )
+    )
+    monkeypatch.setenv(PROGRESS_ENV, str(progress))
+    monkeypatch.setenv(SIZE_ENV, str(size))
+
+
 def test_a_cluster_failing_under_the_sweep_ends_with_its_summary(
     ray_launcher, tmp_path, monkeypatch, capsys
 ):
@@ -211,11 +226,7 @@ def test_a_cluster_failing_under_the_sweep_ends_with_its_summary(
         raise LocalRayletDiedError()
 
     monkeypatch.setattr(ray_launcher, "launch", dies)
-    progress = tmp_path / "progress.log"
-    done = {"status": "ok", "dataset": "sonar", "label": "svm[kernel=linear]"}
-    progress.write_text(json.dumps(done) + "\n")
-    monkeypatch.setenv(PROGRESS_ENV, str(progress))
-    monkeypatch.setenv(SIZE_ENV, "2")
+    _sweep_so_far(tmp_path, monkeypatch, 2, "sonar")
     install()
     install()  # idempotent: wrapped once
     launcher = object.__new__(ray_launcher)
@@ -258,11 +269,7 @@ def test_a_job_whose_worker_died_every_try_is_named_the_others_waited_for(
         return [ray.get(ref) for ref in refs]
 
     monkeypatch.setattr(ray_launcher, "launch", launch)
-    progress = tmp_path / "progress.log"
-    done = {"status": "ok", "dataset": "wpbc", "label": "svm[kernel=linear]"}
-    progress.write_text(json.dumps(done) + "\n")
-    monkeypatch.setenv(PROGRESS_ENV, str(progress))
-    monkeypatch.setenv(SIZE_ENV, "2")
+    _sweep_so_far(tmp_path, monkeypatch, 2, "wpbc")
     install()
     submit = _core.launch_job_on_ray
     with pytest.raises(SystemExit) as exit_:
@@ -340,10 +347,7 @@ def test_no_cluster_for_auto_is_one_line(ray_launcher, tmp_path, monkeypatch, ca
         raise ConnectionError(message)
 
     monkeypatch.setattr(ray_launcher, "launch", no_cluster)
-    progress = tmp_path / "progress.log"
-    progress.write_text("")
-    monkeypatch.setenv(PROGRESS_ENV, str(progress))
-    monkeypatch.setenv(SIZE_ENV, "1")
+    _sweep_so_far(tmp_path, monkeypatch, 1)
     install()
     with pytest.raises(SystemExit) as exit_:
         object.__new__(ray_launcher).launch([["dataset=sonar"]], 0)
