@@ -342,6 +342,26 @@ class KernelEstimatorMixin:
         tags.input_tags.pairwise = self.kernel == "precomputed"
         return tags
 
+    def _check_training_gram(self, K: np.ndarray) -> None:
+        """Refuse a precomputed training Gram matrix the estimator cannot take.
+
+        It must be square; and ``normalize`` needs the kernel function, so with a
+        Gram matrix it must be None (it used to be ignored by the SVM family and
+        KOMD: the model was fitted on the matrix as given).
+        """
+        if K.shape[0] != K.shape[1]:
+            raise ValueError(
+                "Precomputed matrix must be a square matrix. Input is a "
+                f"{K.shape[0]}x{K.shape[1]} matrix."
+            )
+        if self.normalize is not None:
+            raise ValueError(
+                f"{type(self).__name__}: normalize={self.normalize!r} needs the "
+                "kernel function; with kernel='precomputed' normalize the Gram "
+                "matrices before fitting (methods.kernels.cosine_normalize; in "
+                "kml-run, kernel.normalize) and use normalize=None."
+            )
+
     def _gram(self, X: np.ndarray, Y: np.ndarray | None = None) -> np.ndarray:
         return pairwise_kernel(
             X,

@@ -896,11 +896,13 @@ def _sweep_cell(record: dict[str, Any], keys: Sequence[str]) -> tuple:
     """The cell of :func:`sweep_cells` that ``record`` ran: each key's value from
     the overrides it stores (a sweep gives every job each swept key), else from
     the record's own fields (a value the experiment file sets, not swept)."""
-    given = {}
-    for o in record.get("overrides") or []:
-        if "=" in o:
-            k, v = o.split("=", 1)
-            given[k.lstrip("~+")] = v
+    from reports.records import override_key
+
+    given = {
+        override_key(o): o.split("=", 1)[1]
+        for o in record.get("overrides") or []
+        if "=" in o
+    }
     fields = {
         "dataset": record.get("original_dataset") or record.get("dataset"),
         "dataset.noise_donor": record.get("noise_donor"),

@@ -26,13 +26,30 @@ import os
 import re
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 KEPT = (
     "Finished runs keep their records, and a run cut short the checkpoints of its "
     "finished outer splits; rerun the same command to resume."
 )
+
+
+def wrap_launch(
+    cls: type, make: Callable[[Callable[..., Any]], Callable[..., Any]]
+) -> None:
+    """Replace the launcher class's ``launch`` by ``make(original)``, once.
+
+    Hydra instantiates launchers from the ``hydra_plugins`` package only, so kml-run
+    wraps the plugin's method; a second sweep in the same process (or a second
+    call) keeps the first wrapper.
+    """
+    original = cls.launch
+    if getattr(original, "_kml_wrapped", False):
+        return
+    launch = make(original)
+    launch._kml_wrapped = True  # type: ignore[attr-defined]
+    cls.launch = launch  # type: ignore[method-assign]
 
 
 def _summary_so_far() -> str:
@@ -71,23 +88,21 @@ def worker_died_message(exc: BaseException) -> str | None:
 def _install_joblib() -> None:
     from hydra_plugins.hydra_joblib_launcher.joblib_launcher import JoblibLauncher
 
-    original = JoblibLauncher.launch
-    if getattr(original, "_kml_wrapped", False):
-        return
+    def make(original: Callable[..., Any]) -> Callable[..., Any]:
+        def launch(
+            self: Any, job_overrides: Sequence[Sequence[str]], initial_job_idx: int
+        ) -> Any:
+            try:
+                return original(self, job_overrides, initial_job_idx)
+            except Exception as exc:
+                message = worker_died_message(exc)
+                if message is None:
+                    raise
+                _stop(message)
 
-    def launch(
-        self: Any, job_overrides: Sequence[Sequence[str]], initial_job_idx: int
-    ) -> Any:
-        try:
-            return original(self, job_overrides, initial_job_idx)
-        except Exception as exc:
-            message = worker_died_message(exc)
-            if message is None:
-                raise
-            _stop(message)
+        return launch
 
-    launch._kml_wrapped = True  # type: ignore[attr-defined]
-    JoblibLauncher.launch = launch  # type: ignore[method-assign]
+    wrap_launch(JoblibLauncher, make)
 
 
 def lost_jobs_message(
@@ -106,7 +121,8 @@ def lost_jobs_message(
         return not job.paths.result_pickle.exists()
 
     reported = {
-        i for i, job in enumerate(jobs)
+        i
+        for i, job in enumerate(jobs)
         if first.startswith(f"Job {job.job_id} (task: {job.task_id})")
     }
     pending = [i for i, job in enumerate(jobs) if i not in reported and lost(job)]
@@ -135,40 +151,38 @@ def _install_submitit() -> None:
     )
     from submitit.core.utils import UncompletedJobError
 
-    original = BaseSubmititLauncher.launch
-    if getattr(original, "_kml_wrapped", False):
-        return
+    def make(original: Callable[..., Any]) -> Callable[..., Any]:
+        def launch(
+            self: Any, job_overrides: Sequence[Sequence[str]], initial_job_idx: int
+        ) -> Any:
+            submitted: list[Any] = []
+            executor_class = submitit.AutoExecutor
+            own = executor_class.__dict__.get("map_array")  # else inherited
+            map_array = executor_class.map_array
 
-    def launch(
-        self: Any, job_overrides: Sequence[Sequence[str]], initial_job_idx: int
-    ) -> Any:
-        submitted: list[Any] = []
-        executor_class = submitit.AutoExecutor
-        own = executor_class.__dict__.get("map_array")  # else inherited
-        map_array = executor_class.map_array
+            def keep(executor: Any, *args: Any, **kwargs: Any) -> Any:
+                jobs = map_array(executor, *args, **kwargs)
+                submitted.extend(jobs)
+                return jobs
 
-        def keep(executor: Any, *args: Any, **kwargs: Any) -> Any:
-            jobs = map_array(executor, *args, **kwargs)
-            submitted.extend(jobs)
-            return jobs
+            executor_class.map_array = keep  # type: ignore[method-assign]
+            try:
+                return original(self, job_overrides, initial_job_idx)
+            except UncompletedJobError as exc:
+                if len(submitted) != len(job_overrides):
+                    raise
+                for job in submitted:  # the sweep's other jobs, as the launcher would
+                    job.wait()
+                _stop(lost_jobs_message(submitted, job_overrides, str(exc)))
+            finally:
+                if own is None:
+                    del executor_class.map_array
+                else:
+                    executor_class.map_array = own  # type: ignore[method-assign]
 
-        executor_class.map_array = keep  # type: ignore[method-assign]
-        try:
-            return original(self, job_overrides, initial_job_idx)
-        except UncompletedJobError as exc:
-            if len(submitted) != len(job_overrides):
-                raise
-            for job in submitted:  # the sweep's other jobs: as the launcher would
-                job.wait()
-            _stop(lost_jobs_message(submitted, job_overrides, str(exc)))
-        finally:
-            if own is None:
-                del executor_class.map_array
-            else:
-                executor_class.map_array = own  # type: ignore[method-assign]
+        return launch
 
-    launch._kml_wrapped = True  # type: ignore[attr-defined]
-    BaseSubmititLauncher.launch = launch  # type: ignore[method-assign]
+    wrap_launch(BaseSubmititLauncher, make)
 
 
 def install(target: str) -> None:

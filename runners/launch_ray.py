@@ -47,9 +47,11 @@ import signal
 import socket
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+from runners.launch_failures import KEPT, wrap_launch
 
 RESOLVER = "kml_abspath"
 #: Seconds to wait for the head to accept a connection.
@@ -261,8 +263,7 @@ def lost_workers_message(
             "out-of-memory killer, or "
             f"crashed; hydra.launcher.ray.remote.max_retries={retries}):",
             *lost,
-            "Finished runs keep their records, and a run cut short the checkpoints "
-            "of its finished outer splits; rerun the same command to resume.",
+            KEPT,
         ]
     )
 
@@ -285,74 +286,75 @@ def install() -> None:
         dispatcher.remove_handler(_ForwardedProgress.name)
         _forwarded = _ForwardedProgress()
         dispatcher.add_handler(_ForwardedProgress.name, _forwarded)
-    original = RayLauncher.launch
-    if getattr(original, "_kml_wrapped", False):
-        return
 
-    def launch(
-        self: RayLauncher, job_overrides: Sequence[Sequence[str]], initial_job_idx: int
-    ) -> Any:
-        from hydra_plugins.hydra_ray_launcher import _core
+    def make(original: Callable[..., Any]) -> Callable[..., Any]:
+        def launch(
+            self: RayLauncher,
+            job_overrides: Sequence[Sequence[str]],
+            initial_job_idx: int,
+        ) -> Any:
+            from hydra_plugins.hydra_ray_launcher import _core
 
-        # the sweep's jobs as submitted, to wait for them when one's worker died
-        refs: list[Any] = []
-        submit = _core.launch_job_on_ray
+            # the sweep's jobs as submitted, to wait for them when one's worker died
+            refs: list[Any] = []
+            submit = _core.launch_job_on_ray
 
-        def keep(*args: Any, **kwargs: Any) -> Any:
-            ref = submit(*args, **kwargs)
-            refs.append(ref)
-            return ref
+            def keep(*args: Any, **kwargs: Any) -> Any:
+                ref = submit(*args, **kwargs)
+                refs.append(ref)
+                return ref
 
-        start = _core.start_ray
+            start = _core.start_ray
 
-        def start_keeping_sigterm(*args: Any, **kwargs: Any) -> Any:
-            # ray.init sets its own SIGTERM handler (sys.exit), under which a TERM
-            # to the sweep printed Ray's C++ stack dump and exited 1, without
-            # kml-run's line (runners.run.interrupted); kml-run's is put back
-            handler = signal.getsignal(signal.SIGTERM)
-            try:
-                return start(*args, **kwargs)
-            finally:
-                if callable(handler) and handler is not signal.getsignal(
-                    signal.SIGTERM
-                ):
-                    signal.signal(signal.SIGTERM, handler)
-
-        _core.launch_job_on_ray = keep
-        _core.start_ray = start_keeping_sigterm
-        try:
-            return original(self, job_overrides, initial_job_idx)
-        except Exception as exc:
-            message = None
-            if _worker_died(exc) and len(refs) == len(job_overrides):
-                retries = _max_retries(self)
+            def start_keeping_sigterm(*args: Any, **kwargs: Any) -> Any:
+                # ray.init sets its own SIGTERM handler (sys.exit), under which a TERM
+                # to the sweep printed Ray's C++ stack dump and exited 1, without
+                # kml-run's line (runners.run.interrupted); kml-run's is put back
+                handler = signal.getsignal(signal.SIGTERM)
                 try:
-                    message = lost_workers_message(refs, job_overrides, retries)
-                except Exception as later:  # the cluster failed meanwhile
-                    exc = later
-            message = message or failure_message(exc)
-            if message is None:
-                raise
-            from runners.callbacks import (
-                PROGRESS_ENV,
-                read_outcomes,
-                summarize,
-                total_jobs,
-            )
+                    return start(*args, **kwargs)
+                finally:
+                    if callable(handler) and handler is not signal.getsignal(
+                        signal.SIGTERM
+                    ):
+                        signal.signal(signal.SIGTERM, handler)
 
-            # what the closing summary (RunSummary, skipped now) would have said
-            path = os.environ.get(PROGRESS_ENV)
-            if path and not isinstance(exc, ConnectionError):  # else none started
-                outcomes = read_outcomes(path)
-                if _worker_died(exc):  # the cluster is up: the jobs' lines first
-                    wait_for_forwarded_progress(len(outcomes))
-                message += "\n" + summarize(outcomes, total_jobs())[0]
-            sys.stderr.write(message + "\n")
-            sys.stderr.flush()
-            raise SystemExit(1) from None
-        finally:
-            _core.launch_job_on_ray = submit
-            _core.start_ray = start
+            _core.launch_job_on_ray = keep
+            _core.start_ray = start_keeping_sigterm
+            try:
+                return original(self, job_overrides, initial_job_idx)
+            except Exception as exc:
+                message = None
+                if _worker_died(exc) and len(refs) == len(job_overrides):
+                    retries = _max_retries(self)
+                    try:
+                        message = lost_workers_message(refs, job_overrides, retries)
+                    except Exception as later:  # the cluster failed meanwhile
+                        exc = later
+                message = message or failure_message(exc)
+                if message is None:
+                    raise
+                from runners.callbacks import (
+                    PROGRESS_ENV,
+                    read_outcomes,
+                    summarize,
+                    total_jobs,
+                )
 
-    launch._kml_wrapped = True  # type: ignore[attr-defined]
-    RayLauncher.launch = launch  # type: ignore[method-assign]
+                # what the closing summary (RunSummary, skipped now) would have said
+                path = os.environ.get(PROGRESS_ENV)
+                if path and not isinstance(exc, ConnectionError):  # else none started
+                    outcomes = read_outcomes(path)
+                    if _worker_died(exc):  # the cluster is up: the jobs' lines first
+                        wait_for_forwarded_progress(len(outcomes))
+                    message += "\n" + summarize(outcomes, total_jobs())[0]
+                sys.stderr.write(message + "\n")
+                sys.stderr.flush()
+                raise SystemExit(1) from None
+            finally:
+                _core.launch_job_on_ray = submit
+                _core.start_ray = start
+
+        return launch
+
+    wrap_launch(RayLauncher, make)

@@ -512,10 +512,8 @@ def run_job_outcome(cfg: DictConfig) -> tuple[dict[str, Any], dict[str, Any]]:
             reason += f"; the run had failed: {record['reason']}"
         record = {**identity, "status": "error", "reason": reason}
         outcome.update(status="error", reason=reason[:500], record="none written")
-        _progress_line(
-            cfg, label, "error", time.perf_counter() - t_start, reason,
-            outcome=outcome,
-        )
+        seconds = time.perf_counter() - t_start
+        _progress_line(cfg, label, "error", seconds, reason, outcome=outcome)
         if cfg.get("raise_errors", False):
             raise
         return record, outcome

@@ -239,17 +239,7 @@ class FDA(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
         if self._precomputed:
-            if X.shape[0] != X.shape[1]:
-                raise ValueError(
-                    "Precomputed matrix must be a square matrix. Input is a "
-                    f"{X.shape[0]}x{X.shape[1]} matrix."
-                )
-            if self.normalize is not None:
-                raise ValueError(
-                    f"normalize={self.normalize!r} needs the kernel function; with "
-                    "kernel='precomputed' normalize the Gram matrices before fitting "
-                    "and use normalize=None."
-                )
+            self._check_training_gram(X)
             if self.check_psd:
                 check_input_kernel(X, in_dtype)
         for attr in _FITTED:

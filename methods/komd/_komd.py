@@ -241,19 +241,7 @@ class KOMD(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
         X, y = validate_data(self, X, y, dtype=np.float64)
         ys = binary_labels(self, y, "KOMD")
         if self.kernel == "precomputed":
-            if X.shape[0] != X.shape[1]:
-                raise ValueError(
-                    "Precomputed matrix must be a square matrix. Input is a "
-                    f"{X.shape[0]}x{X.shape[1]} matrix."
-                )
-            if self.normalize is not None:
-                # it used to be ignored: the model was fitted on the matrix as given
-                raise ValueError(
-                    f"KOMD: normalize={self.normalize!r} needs the kernel function; "
-                    "with kernel='precomputed' normalize the Gram matrices before "
-                    "fitting (methods.kernels.cosine_normalize; in kml-run, "
-                    "kernel.normalize) and use normalize=None."
-                )
+            self._check_training_gram(X)
             K = X
             if self.check_psd:
                 check_input_kernel(K, in_dtype)

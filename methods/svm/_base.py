@@ -165,19 +165,8 @@ class BaseKernelSVM(KernelEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     def _validate_fit_input(self, X, y) -> tuple[np.ndarray, np.ndarray]:
         X, y = validate_float_input(self, X, y)
-        if self._precomputed and X.shape[0] != X.shape[1]:
-            raise ValueError(
-                "Precomputed matrix must be a square matrix. Input is a "
-                f"{X.shape[0]}x{X.shape[1]} matrix."
-            )
-        if self._precomputed and self.normalize is not None:
-            # it used to be ignored: the model was fitted on the matrix as given
-            raise ValueError(
-                f"{type(self).__name__}: normalize={self.normalize!r} needs the kernel "
-                "function; with kernel='precomputed' normalize the Gram matrices "
-                "before fitting (methods.kernels.cosine_normalize; in kml-run, "
-                "kernel.normalize) and use normalize=None."
-            )
+        if self._precomputed:
+            self._check_training_gram(X)
         return X, y
 
     def _validate_test_input(self, X) -> np.ndarray:
