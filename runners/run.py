@@ -313,6 +313,19 @@ def _progress_line(
     )
 
 
+def shown_label(cfg: DictConfig, label: str) -> str:
+    """The label a progress or FAILED line shows: ``label`` plus ``seed=N`` when an
+    override chose the seed.
+
+    A seed sweep's jobs share dataset, method and kernel; without the seed their
+    lines differ only by their numbers, and a failure could not be told apart.
+    """
+    for override in run_overrides(cfg):
+        if override.lstrip("+~").split("=", 1)[0] == "seed":
+            return f"{label} seed={cfg.seed}"
+    return label
+
+
 def run_overrides(cfg: DictConfig) -> list[str]:
     """The overrides that made this run's config, as Hydra gives them.
 
@@ -374,7 +387,8 @@ def run_job_outcome(cfg: DictConfig) -> tuple[dict[str, Any], dict[str, Any]]:
     label = run_label(cfg.method_id, cfg.kernel.name)
     data_label = dataset_label(cfg.dataset)
     path = store.path(cfg.experiment, data_label, label, key)
-    outcome = {"dataset": data_label, "label": label, "record": str(path)}
+    shown = shown_label(cfg, label)
+    outcome = {"dataset": data_label, "label": shown, "record": str(path)}
     if not cfg.force:
         record = store.finished(path)
         if record is not None:
@@ -387,7 +401,7 @@ def run_job_outcome(cfg: DictConfig) -> tuple[dict[str, Any], dict[str, Any]]:
                 if record.get("status") == "ok"
                 else record.get("reason", "")
             )
-            _progress_line(cfg, label, "cached", 0.0, extra, outcome=outcome)
+            _progress_line(cfg, shown, "cached", 0.0, extra, outcome=outcome)
             return record, outcome
     t_start = time.perf_counter()
     record: dict[str, Any] = {
@@ -437,7 +451,7 @@ def run_job_outcome(cfg: DictConfig) -> tuple[dict[str, Any], dict[str, Any]]:
         _remember(cfg, path)
         outcome.update(status="cached", reason=SHARED)
         _progress_line(
-            cfg, label, "cached", time.perf_counter() - t_start, SHARED,
+            cfg, shown, "cached", time.perf_counter() - t_start, SHARED,
             outcome=outcome,
         )
         return store.load(path), outcome
@@ -453,7 +467,7 @@ def run_job_outcome(cfg: DictConfig) -> tuple[dict[str, Any], dict[str, Any]]:
         if finished_elsewhere():  # e.g. its folder cleared under it: keep that record
             log.warning(
                 "%s %s: %s; the cell was finished by a worker sharing it",
-                data_label, label, exc,
+                data_label, shown, exc,
             )
             outcome.update(status="cached", reason=SHARED)
             return store.load(path), outcome
@@ -485,7 +499,7 @@ def run_job_outcome(cfg: DictConfig) -> tuple[dict[str, Any], dict[str, Any]]:
             written = store.write(path, record, keep=shared_finish)
         except UnstorableRecordError as exc:  # it names the file and the field
             # the run's results cannot be stored, its failure can: recorded, rerun
-            log.error("%s %s: %s", data_label, label, exc)
+            log.error("%s %s: %s", data_label, shown, exc)
             record = {
                 **identity,
                 "status": "error",
@@ -513,19 +527,19 @@ def run_job_outcome(cfg: DictConfig) -> tuple[dict[str, Any], dict[str, Any]]:
         record = {**identity, "status": "error", "reason": reason}
         outcome.update(status="error", reason=reason[:500], record="none written")
         seconds = time.perf_counter() - t_start
-        _progress_line(cfg, label, "error", seconds, reason, outcome=outcome)
+        _progress_line(cfg, shown, "error", seconds, reason, outcome=outcome)
         if cfg.get("raise_errors", False):
             raise
         return record, outcome
     if not written:  # failed here, finished by a worker sharing the cell: kept
         log.warning(
             "%s %s: %s; the cell was finished by a worker sharing it",
-            data_label, label, record.get("reason", ""),
+            data_label, shown, record.get("reason", ""),
         )
         _remember(cfg, path)
         outcome.update(status="cached", reason=SHARED)
         _progress_line(
-            cfg, label, "cached", record["wall_seconds"], SHARED, outcome=outcome
+            cfg, shown, "cached", record["wall_seconds"], SHARED, outcome=outcome
         )
         return store.load(path), outcome
     if record["status"] in ("ok", "skip"):
@@ -539,7 +553,7 @@ def run_job_outcome(cfg: DictConfig) -> tuple[dict[str, Any], dict[str, Any]]:
     # the reason is in the record; the progress file keeps a line per job short
     outcome.update(status=record["status"], reason=record.get("reason", "")[:500])
     _progress_line(
-        cfg, label, record["status"], record["wall_seconds"], extra, outcome=outcome
+        cfg, shown, record["status"], record["wall_seconds"], extra, outcome=outcome
     )
     if record["status"] == "error" and cfg.get("raise_errors", False):
         raise RuntimeError(record["reason"])

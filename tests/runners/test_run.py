@@ -337,3 +337,22 @@ def test_the_checked_gram_matrix_is_not_rechecked_by_a_nested_estimator():
             "normalize": None}  # fmt: skip
     est, _ = build_input(Wrapper(LMNN(kernel="precomputed")), X, kcfg, True)
     assert est.check_psd is False and est.inner.check_psd is False
+
+
+def test_progress_and_failed_lines_name_a_chosen_seed(results, caplog):
+    """A seed sweep's jobs differ only in their seed: the lines must say which."""
+    from runners.callbacks import summarize
+    from runners.run import run_job_outcome, shown_label
+
+    assert shown_label(compose_config(["dataset=sonar"]), "svm[x]") == "svm[x]"
+    assert shown_label(compose_config(["seed=0"]), "svm[x]") == "svm[x] seed=0"
+    assert shown_label(compose_config(["++seed=3"]), "svm[x]") == "svm[x] seed=3"
+    # fails once it runs: the inner CV needs more samples than it has
+    bad = ["protocol=smoke", "dataset=sonar", "method=svm", "kernel=linear",
+           "seed=7", "protocol.inner_folds=200", "search.grids.svm.C=[1,10]"]
+    with caplog.at_level("INFO", logger="kml"):
+        record, outcome = run_job_outcome(compose_config(bad))
+    assert record["status"] == "error" and record["seed"] == 7
+    assert "svm[kernel=linear] seed=7" in caplog.text
+    text, _ = summarize([outcome])
+    assert "FAILED sonar svm[kernel=linear] seed=7: " in text
