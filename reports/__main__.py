@@ -39,6 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("experiment", choices=sorted(REPORTS), help="experiment id")
     parser.add_argument(
         "--results",
+        type=os.path.expanduser,  # `--results=~/res`: the shell left the ~
         default=os.environ.get("KML_RESULTS", "results"),
         help="result store root (default: $KML_RESULTS or ./results)",
     )
@@ -56,6 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--out",
+        type=os.path.expanduser,
         default=None,
         metavar="DIR",
         help="write the files here instead of reports/generated/<paper>/ (needed for "
@@ -175,9 +177,12 @@ def site_main(argv: list[str]) -> int:
         prog="kml-report site",
         description="Build the static report site from reports/generated/.",
     )
-    parser.add_argument("--out", default=str(DEFAULT_OUT), help="output folder")
+    parser.add_argument(
+        "--out", type=os.path.expanduser, default=str(DEFAULT_OUT), help="output folder"
+    )
     parser.add_argument(
         "--results",
+        type=os.path.expanduser,  # `--results=~/res`: the shell left the ~
         default=os.environ.get("KML_RESULTS", "results"),
         help="result store root, read for wall times when present",
     )

@@ -335,6 +335,7 @@ def main(argv: Sequence[str]) -> int:
     )
     parser.add_argument(
         "--results",
+        type=os.path.expanduser,  # `--results=~/res`: the shell left the ~
         default=os.environ.get("KML_RESULTS", "results"),
         help="result store root (default: $KML_RESULTS or ./results)",
     )
@@ -346,7 +347,10 @@ def main(argv: Sequence[str]) -> int:
         "--mcnemar", choices=("chi2_cc", "exact"), default="chi2_cc",
         help="McNemar variant (default: continuity-corrected chi-square)",
     )  # fmt: skip
-    parser.add_argument("--csv", metavar="FILE", help="also write the rows as CSV")
+    parser.add_argument(
+        "--csv", type=os.path.expanduser, metavar="FILE",
+        help="also write the rows as CSV",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     against = (
         [a.strip() for a in args.against.split(",") if a.strip()]

@@ -774,6 +774,33 @@ def hydra_main(cfg: DictConfig) -> dict[str, Any]:
     return run_job_outcome(cfg)[1]  # its progress line has already said how it went
 
 
+#: The overrides and environment variables that name a folder of this machine.
+HOME_PATH_KEYS = ("paths.results", "paths.outputs")
+HOME_PATH_ENV = ("KML_RESULTS", "KML_OUTPUTS")
+
+
+def expand_home(argv: Sequence[str]) -> list[str]:
+    """``argv`` with a leading ``~`` expanded in the folder overrides.
+
+    The shell expands ``~`` only at the start of a word or of a variable
+    assignment, so ``paths.results=~/res`` reached Hydra as written and the records
+    went to a folder named ``~`` in the working directory. The same for
+    ``KML_RESULTS``/``KML_OUTPUTS`` set with the ``~`` quoted (updated in
+    ``os.environ``).
+    """
+    for name in HOME_PATH_ENV:
+        value = os.environ.get(name)
+        if value and value.startswith("~"):
+            os.environ[name] = os.path.expanduser(value)
+    out = []
+    for arg in argv:
+        key, sep, value = arg.partition("=")
+        if sep and key.lstrip("+~") in HOME_PATH_KEYS and value.startswith("~"):
+            arg = f"{key}={os.path.expanduser(value)}"
+        out.append(arg)
+    return out
+
+
 def main() -> None:
     """Console entry point ``kml-run``: a sweep whose every job has its record is
     reported without composing a config (:mod:`runners.rerun`), else Hydra runs."""
@@ -805,6 +832,7 @@ def main() -> None:
     )
     from runners.choices import unknown_choices
 
+    sys.argv[1:] = expand_home(sys.argv[1:])
     problem = unknown_choices(sys.argv[1:])
     if problem:
         sys.stderr.write(problem + "\n")

@@ -128,3 +128,16 @@ def test_site_build_that_fails_keeps_the_site_that_was_there(tmp_path, monkeypat
     after = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
     assert after == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]  # no temp folder
+
+
+def test_a_leading_tilde_in_results_and_out_means_home(
+    wrbf_store, tmp_path, monkeypatch
+):
+    """``--out=~/x`` reaches the program with its ``~`` (the shell expands only a
+    word's start): the user's home, not a folder named ``~``."""
+    monkeypatch.setenv("HOME", str(wrbf_store.parent))
+    monkeypatch.chdir(tmp_path)
+    rel = f"~/{wrbf_store.name}"
+    assert main(["wrbf_table1", f"--results={rel}", "--out=~/rep"]) == 0
+    assert list((wrbf_store.parent / "rep").iterdir())
+    assert not (tmp_path / "~").exists()

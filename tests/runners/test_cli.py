@@ -415,3 +415,32 @@ def test_sigterm_turned_into_a_plain_interrupt_still_says_sigterm():
     )
     assert proc.returncode == -signal.SIGTERM, proc.stderr
     assert "kml-run: terminated (SIGTERM). Finished runs keep" in proc.stderr
+
+
+def test_a_leading_tilde_in_the_folders_means_home(tmp_path):
+    """The shell leaves ``~`` in ``paths.results=~/res`` (not a word start) and in a
+    quoted ``KML_OUTPUTS='~/out'``: both are the user's home, not a folder ``~``."""
+    home = tmp_path / "home"
+    home.mkdir()
+    out = kml_run(
+        tmp_path, "dataset=sonar", "method=svm", *SMOKE, "paths.results=~/res",
+        HOME=str(home), KML_OUTPUTS="~/out",
+    )
+    assert out.returncode == 0, out.text
+    assert list((home / "res").rglob("*.json")), out.text
+    assert (home / "out").is_dir()
+    assert not (tmp_path / "~").exists()
+
+
+def test_expand_home_touches_only_the_folder_overrides(monkeypatch):
+    from runners.run import expand_home
+
+    monkeypatch.setenv("HOME", "/h")
+    monkeypatch.setenv("KML_RESULTS", "~/r")
+    given = [
+        "paths.results=~/a", "++paths.outputs=~", "method.name=~x", "paths.results=a~"
+    ]
+    assert expand_home(given) == [
+        "paths.results=/h/a", "++paths.outputs=/h", "method.name=~x", "paths.results=a~"
+    ]
+    assert os.environ["KML_RESULTS"] == "/h/r"
