@@ -747,7 +747,7 @@ def error_table_markdown(
         if len(sc):
             n_sets = int(sc.n_datasets_scored.max())
             rows.append(
-                [f"McNemar score ({n_sets} datasets)", ""]
+                [f"McNemar score ({n_sets} dataset{'' if n_sets == 1 else 's'})", ""]
                 + [
                     f"{sc.loc[m, 'reproduced_score']:g} / "
                     f"{_score(sc.loc[m, 'published_score'])}"

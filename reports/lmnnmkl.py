@@ -461,9 +461,11 @@ def table_rows(
             continue
         ours = sub.mcnemar_score[have].sum()
         pubs = sub.published_score[have].sum()
+        n = int(have.sum())
+        plural = "" if n == 1 else "s"
         total += [
-            f"{ours:.1f} ({int(have.sum())} datasets)",
-            f"{pubs:.1f} (same datasets)",
+            f"{ours:.1f} ({n} dataset{plural})",
+            f"{pubs:.1f} (same dataset{plural})",
         ]
     rows.append(total)
     return header, rows

@@ -227,7 +227,7 @@ def test_partial_sweep_goes_where_out_points(partial_results, tmp_path, generate
     assert "- ovarian" not in md
     assert "- sonar: linear/svmm, linear/eps_svm, linear/svm_fda, poly2/svmm" in md
     # the one scored dataset is not set against the paper's all-dataset totals
-    assert "| McNemar score (1 datasets) |  | 0 / — | 0 / — | 0 / — | 0.5 / — |" in md
+    assert "| McNemar score (1 dataset) |  | 0 / — | 0 / — | 0 / — | 0.5 / — |" in md
     assert (
         "not compared: no complete row for sonar, wpbc, ionosphere, wdbc, liver_bupa, "
         "musk1)" in md

@@ -329,7 +329,8 @@ def test_a_dataset_with_every_method_run_is_scored_and_totalled(tmp_path):
     rows = _table(md)
     assert "no score" not in rows["sonar"]
     assert rows["sonar"].count(" (2.0) |") >= 5  # equal predictions: all ties
-    assert rows["Total score"].count("| 2.0 (1 datasets) |") == 5
+    assert rows["Total score"].count("| 2.0 (1 dataset) |") == 5
+    assert rows["Total score"].count(" (same dataset) |") == 5
     assert "(no score):" not in md
 
 

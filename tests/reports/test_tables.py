@@ -34,7 +34,7 @@ def test_table1_files(smoke_results, tmp_path):
     md = table1(smoke_results, out_dir=tmp_path, variants=True).read_text()
     assert "## Linear kernel" in md
     assert "| sonar | 208 |" in md
-    assert "McNemar score (1 datasets)" in md
+    assert "McNemar score (1 dataset)" in md
     assert "not run" not in md.split("## Linear kernel")[0]
     for name in (
         "table1.tex",
