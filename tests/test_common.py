@@ -835,6 +835,54 @@ def test_every_fitted_attribute_is_documented(est, n_classes):
 
 
 @pytest.mark.parametrize(
+    "est", [pytest.param(e, id=repr(e)) for e in CONVENTION_ESTIMATORS]
+)
+def test_per_iteration_values_have_one_name(est):
+    """A sequence of per-iteration values is `<quantity>_path_` in every estimator
+    (methods/README.md); the names it had (`objective_history_`, `loss_`, ...) read
+    the new attribute with a FutureWarning, and are absent before a fit."""
+    import re
+    import warnings
+
+    from methods._renamed import RenamedAttribute
+
+    model, _, _ = _fit(est, 2)
+    fitted = [a for a in vars(model) if a.endswith("_") and not a.startswith("_")]
+    assert not [a for a in fitted if re.search(r"history_$", a) or a == "loss_"]
+    for old in dir(type(model)):
+        alias = getattr(type(model), old)
+        if not isinstance(alias, RenamedAttribute):
+            continue
+        assert alias.new.endswith("_path_") and alias.new in fitted
+        with pytest.warns(FutureWarning, match=rf"{old} is renamed {alias.new}"):
+            assert getattr(model, old) is getattr(model, alias.new)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert not hasattr(clone(est), old)
+
+
+def test_every_renamed_attribute_is_listed():
+    """The old names that users' code may read: each one still answers."""
+    from methods._renamed import RenamedAttribute
+
+    found = {
+        (type(e).__name__, name)
+        for e in CONVENTION_ESTIMATORS
+        for name in dir(type(e))
+        if isinstance(getattr(type(e), name), RenamedAttribute)
+    }
+    assert found >= {
+        ("SimpleMKL", "objective_history_"),
+        ("SimpleMKL", "kernel_weights_history_"),
+        ("WRBFSVM", "dual_objective_history_"),
+        ("KDMLFixedKernel", "objective_history_"),
+        ("KDMLParamKernel", "objective_history_"),
+        ("GBLMNN", "loss_"),
+        ("LMNNMKLP", "weight_path_"),
+    }
+
+
+@pytest.mark.parametrize(
     "est, kernel",
     [
         (SVM(C=10.0, kernel="gaussian", sigma=1.5), "precomputed"),

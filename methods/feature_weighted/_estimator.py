@@ -18,6 +18,7 @@ from methods._multiclass import (
     predict_from_decision,
 )
 from methods._qp import SOLVERS
+from methods._renamed import RenamedAttribute
 from methods.feature_weighted._descent import make_solve, wrbf_descent
 from methods.feature_weighted._kernel import wrbf_kernel
 
@@ -38,7 +39,7 @@ class WRBFSVM(ClassifierMixin, BaseEstimator):
     and multi-class rule (one solve per binary problem with ``v = 1``,
     ``K = exp(-gamma ||x - y||^2)``), so both columns of wrbf Table 1 come from this
     class. A fitted WRBF model also carries its RBF start in
-    ``dual_objective_rbf_`` (``dual_objective_history_[0]``), but not the RBF
+    ``dual_objective_rbf_`` (``dual_objective_path_[0]``), but not the RBF
     model's predictions: fit ``n_iter=0`` for those.
 
     Parameters
@@ -116,8 +117,9 @@ class WRBFSVM(ClassifierMixin, BaseEstimator):
         summed over the binary problems.
     dual_objective_rbf_ : float
         Dual objective at ``v = 1``, the plain RBF SVM (Table 1, "RBF").
-    dual_objective_history_ : ndarray of shape (n_iter_ + 1,)
-        Dual objective of every solved iterate; entry 0 is the RBF.
+    dual_objective_path_ : ndarray of shape (n_iter_ + 1,)
+        Dual objective of every solved iterate; entry 0 is the RBF (formerly
+        ``dual_objective_history_``, deprecated).
     best_iter_ : int or ndarray of shape (n_problems,)
         Index of the kept iterate (per problem when ``shared_weights=False``).
     objective_ : float
@@ -169,6 +171,7 @@ class WRBFSVM(ClassifierMixin, BaseEstimator):
     """
 
     paper_name = "WRBF"
+    dual_objective_history_ = RenamedAttribute("dual_objective_path_")
 
     _parameter_constraints: dict = {
         "C": [Interval(Real, 0.0, None, closed="neither")],
@@ -242,7 +245,7 @@ class WRBFSVM(ClassifierMixin, BaseEstimator):
         else:
             self._fit_shared(X, problems, options)
         self.objective_ = -self.dual_objective_
-        self.dual_objective_rbf_ = float(self.dual_objective_history_[0])
+        self.dual_objective_rbf_ = float(self.dual_objective_path_[0])
         self.converged_ = bool(self._converged.all())
         self.fit_status_ = 0 if self.converged_ else 1
         if not self.converged_:
@@ -267,7 +270,7 @@ class WRBFSVM(ClassifierMixin, BaseEstimator):
         self.weights_ = res["weights"]
         self._problem_weights = np.tile(res["weights"], (len(problems), 1))
         self.dual_objective_ = float(res["objective"])
-        self.dual_objective_history_ = res["history"]
+        self.dual_objective_path_ = res["history"]
         self.best_iter_ = int(res["best_iter"])
         self.n_iter_ = int(res["n_steps"])
         self.solver_n_iter_ = res["solver_n_iter"]
@@ -289,7 +292,7 @@ class WRBFSVM(ClassifierMixin, BaseEstimator):
         self.weights_ = np.array([r["weights"] for r in results])
         self._problem_weights = self.weights_
         self.dual_objective_ = float(sum(r["objective"] for r in results))
-        self.dual_objective_history_ = np.sum(
+        self.dual_objective_path_ = np.sum(
             [padded(r["history"]) for r in results], axis=0
         )
         self.best_iter_ = np.array([r["best_iter"] for r in results])

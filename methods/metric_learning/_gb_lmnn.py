@@ -23,7 +23,8 @@ K, L)`` takes "an initial linear transformation which can be learned using LMNN"
 space. So ``init="lmnn"`` (the default) fits the project's LMNN (same
 ``n_neighbors``, ``push_weight``, ``margin``; target neighbours in the input
 metric, passed to LMNN so both losses count the same triplets) and boosts from
-its ``L``: the first loss in ``loss_`` is LMNN's objective at its solution.
+its ``L``: the first loss in ``objective_path_`` is LMNN's objective at its
+solution.
 ``init="identity"`` starts from the Euclidean metric (``L0 = I``); an (d', d)
 array is used as ``L0`` (target neighbours then in the space ``X L0'``). arbf uses
 GB-LMNN as K-GB-LMNN: kNN in the learned space
@@ -47,6 +48,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
 
+from methods._renamed import RenamedAttribute
 from methods.metric_learning._lmnn import LMNN
 
 #: Fitted states of recent deterministic fits (integer random_state), keyed by the
@@ -176,8 +178,9 @@ class GBLMNN(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
 
     Attributes
     ----------
-    components_ : (d, d) L0; estimators_ : the fitted trees; loss_ : loss before
-    each round and after the last; steps_ : the step of each tree;
+    components_ : (d, d) L0; estimators_ : the fitted trees; objective_path_ : the
+    loss before each round and after the last (formerly ``loss_``, deprecated);
+    steps_ : the step of each tree;
     target_neighbors_, n_iter_, objective_, converged_ (always True: boosting
     runs a fixed number of rounds, or stops when no tree descends);
     init_converged_ : whether the initial LMNN converged (True for other inits);
@@ -185,6 +188,7 @@ class GBLMNN(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """
 
     paper_name = "GB-LMNN"
+    loss_ = RenamedAttribute("objective_path_")
 
     _parameter_constraints: dict = {
         "n_neighbors": [Interval(Integral, 1, None, closed="left")],
@@ -306,7 +310,7 @@ class GBLMNN(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         self.steps_ = np.array(steps)
         self.components_ = L0
         self.estimators_ = trees
-        self.loss_ = np.array(losses)
+        self.objective_path_ = np.array(losses)
         self.target_neighbors_ = tn
         self.objective_ = float(losses[-1])
         self.n_iter_ = max(len(trees), 1)
@@ -332,8 +336,8 @@ class GBLMNN(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         n = min(n_rounds, len(state["estimators_"]))
         self.estimators_ = list(state["estimators_"][:n])
         self.steps_ = state["steps_"][:n]
-        self.loss_ = state["loss_"][: n + 1]
-        self.objective_ = float(self.loss_[-1])
+        self.objective_path_ = state["objective_path_"][: n + 1]
+        self.objective_ = float(self.objective_path_[-1])
         self.n_iter_ = max(n, 1)
 
     def transform(self, X) -> np.ndarray:

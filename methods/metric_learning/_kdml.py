@@ -79,6 +79,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from methods._kernels import pairwise_kernel
+from methods._renamed import RenamedAttribute
 
 PROTOTYPES = ("onehot",)
 C_SOLVERS = ("cg", "cg_coupled", "cholesky", "naive")
@@ -249,6 +250,8 @@ def _check_iterations(owner: str, name: str, value: Any, what: str) -> int:
 
 class _KDMLBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Shared validation: targets, output dimension, classes."""
+
+    objective_history_ = RenamedAttribute("objective_path_")
 
     def _validate(self, X, y):
         X, y = validate_data(self, X, y, dtype=np.float64)
@@ -609,8 +612,9 @@ class KDMLFixedKernel(_KDMLBase):
         The learned ``L``; ``transform`` is ``L f(x)``.
     spreads_ : ndarray of shape (m,)
         The Gaussian spreads ``sigma_t`` of the m kernels (:func:`spreads`).
-    objective_, objective_history_ : float, ndarray of shape (n_iter_,)
-        Eq. 9 at the kept iterate, and after every iteration.
+    objective_, objective_path_ : float, ndarray of shape (n_iter_,)
+        Eq. 9 at the kept iterate, and after every iteration
+        (``objective_path_`` formerly ``objective_history_``, deprecated).
     n_iter_ : int
         Block coordinate descent iterations run.
     converged_ : bool
@@ -761,7 +765,7 @@ class KDMLFixedKernel(_KDMLBase):
         self.dual_coef_ = C
         self.L_ = L
         self.objective_ = history[-1]
-        self.objective_history_ = np.array(history)
+        self.objective_path_ = np.array(history)
         self.n_iter_ = it
         self.converged_ = converged
         self.n_features_out_ = m
@@ -960,8 +964,9 @@ class KDMLParamKernel(_KDMLBase):
         The learned PSD ``B``.
     kernel_rank_ : int
         Numerical rank of the Gaussian Gram matrix used by the C step.
-    objective_, objective_history_ : float, ndarray of shape (n_iter_,)
-        Eq. 17 after the last and after every outer iteration.
+    objective_, objective_path_ : float, ndarray of shape (n_iter_,)
+        Eq. 17 after the last and after every outer iteration
+        (``objective_path_`` formerly ``objective_history_``, deprecated).
     n_iter_ : int
         Outer block coordinate descent iterations run.
     converged_ : bool
@@ -1040,7 +1045,7 @@ class KDMLParamKernel(_KDMLBase):
         self.B_ = B
         self.kernel_rank_ = system.rank
         self.objective_ = history[-1]
-        self.objective_history_ = np.array(history)
+        self.objective_path_ = np.array(history)
         self.n_iter_ = it
         self.converged_ = converged
         self.n_features_out_ = m

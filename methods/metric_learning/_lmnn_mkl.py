@@ -33,6 +33,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from methods._renamed import RenamedAttribute
 from methods._validation import validate_test_kernel
 from methods.metric_learning._kernel_weights import PStepProblem, weight_step
 
@@ -540,8 +541,8 @@ class LMNNMKLP(_KernelBankLMNN):
     ----------
     kernel_weights_ : ndarray of shape (n_kernels,)
         The learned ``mu`` on the simplex.
-    weight_path_ : list of ndarray
-        ``mu`` after each weight step.
+    kernel_weights_path_ : list of ndarray
+        ``mu`` after each weight step (formerly ``weight_path_``, deprecated).
     w_path_ : list of float
         The ``w`` each weight step used.
     rank_one_ : bool
@@ -571,6 +572,7 @@ class LMNNMKLP(_KernelBankLMNN):
     """
 
     paper_name = "LMNN-MKL_P"
+    weight_path_ = RenamedAttribute("kernel_weights_path_")
     # each round's LMNN starts from the previous round's metric (Algorithm 1)
     _lmnn_params_set = (*_KernelBankLMNN._lmnn_params_set, "init")
 
@@ -670,7 +672,7 @@ class LMNNMKLP(_KernelBankLMNN):
         # round, so that Algorithm 1 alternates on one objective
         tn = self._initial_targets(np.tensordot(K, mu, axes=([2], [0])), y)
         self.target_neighbors_ = tn
-        self.weight_path_, self.w_path_, self.objective_path_ = [], [], []
+        self.kernel_weights_path_, self.w_path_, self.objective_path_ = [], [], []
         self.metric_n_iter_path_ = []
         self.rank_one_ = True
         # AND over the rounds: a capped metric step in an early round is as much a
@@ -702,7 +704,7 @@ class LMNNMKLP(_KernelBankLMNN):
                 self.w_path_.append(ws.w)
             else:
                 new_mu = mu
-            self.weight_path_.append(new_mu)
+            self.kernel_weights_path_.append(new_mu)
             self.kernel_weights_ = new_mu
             K_mu = self._features(K)
             lmnn = LMNN(**{**self._lmnn_params("precomputed"), "init": init})

@@ -48,6 +48,7 @@ from methods._multiclass import (
     predict_from_decision,
 )
 from methods._qp import BoxQP, csvm_dual, svmm_dual
+from methods._renamed import RenamedAttribute
 from methods._validation import check_input_kernel
 from methods.mkl._bank import KernelBankMixin
 from methods.mkl._descent import reduced_gradient_mkl
@@ -73,6 +74,8 @@ class _BaseMKL(KernelBankMixin, ClassifierMixin, BaseEstimator):
     """
 
     paper_name: str = ""
+    objective_history_ = RenamedAttribute("objective_path_")
+    kernel_weights_history_ = RenamedAttribute("kernel_weights_path_")
 
     _parameter_constraints: dict = {
         "C": [Interval(Real, 0.0, None, closed="neither")],
@@ -137,8 +140,8 @@ n_kernels)
         self.n_iter_ = np.empty(n_pairs, dtype=np.int64)
         self.n_inner_solves_ = np.empty(n_pairs, dtype=np.int64)
         self.stop_reasons_ = []
-        self.objective_history_ = []
-        self.kernel_weights_history_ = []
+        self.objective_path_ = []
+        self.kernel_weights_path_ = []
         n_unconverged = 0
         for p, (idx, y_pm) in enumerate(problems):
             sub = stack if idx.shape[0] == n else stack[np.ix_(idx, idx)]
@@ -159,8 +162,8 @@ n_kernels)
             self.n_iter_[p] = out["n_iter"]
             self.n_inner_solves_[p] = out["n_inner_solves"]
             self.stop_reasons_.append(out["stop_reason"])
-            self.objective_history_.append(out["objective_history"])
-            self.kernel_weights_history_.append(out["weights_history"])
+            self.objective_path_.append(out["objective_history"])
+            self.kernel_weights_path_.append(out["weights_history"])
             n_unconverged += out["n_inner_unconverged"]
         self.support_ = np.flatnonzero(np.any(self.dual_coef_ != 0.0, axis=0))
         self.fit_status_ = max(_STATUS[r] for r in self.stop_reasons_)
@@ -316,11 +319,12 @@ _SHARED_ATTRS_DOC = """
         ``J(mu)`` at the returned weights (maximization form of the inner dual).
     duality_gap_ : ndarray of shape (n_pairs,)
         Relative duality gap at the returned weights.
-    objective_history_ : list of ndarray
+    objective_path_ : list of ndarray
         Per pair, ``J`` at the uniform start and after every iteration that moved;
-        never increasing.
-    kernel_weights_history_ : list of ndarray of shape (n_accepted, n_kernels)
-        Per pair, the weights matching ``objective_history_``.
+        never increasing (formerly ``objective_history_``, deprecated).
+    kernel_weights_path_ : list of ndarray of shape (n_accepted, n_kernels)
+        Per pair, the weights matching ``objective_path_``
+        (formerly ``kernel_weights_history_``, deprecated).
     n_iter_ : ndarray of shape (n_pairs,)
         Outer iterations: each computes the gap at the current weights and, above
         ``tol``, takes one descent step (a start that meets ``tol``, or a single

@@ -50,12 +50,13 @@ def test_loss_decreases_over_boosting_rounds():
         n_estimators=20, init="identity", step_rule="line_search",
         learning_rate=0.1, random_state=0,
     ).fit(X, y)
-    assert len(m.loss_) == len(m.estimators_) + 1 >= 10
-    assert np.all(np.diff(m.loss_) < 0)
-    assert m.loss_[-1] < 0.5 * m.loss_[0]
+    assert len(m.objective_path_) == len(m.estimators_) + 1 >= 10
+    assert np.all(np.diff(m.objective_path_) < 0)
+    assert m.objective_path_[-1] < 0.5 * m.objective_path_[0]
     # transform reproduces the embedding the loss was evaluated on
     tn = m.target_neighbors_
-    assert gb_lmnn_loss(m.transform(X), y, tn)[0] == pytest.approx(m.loss_[-1])
+    loss = gb_lmnn_loss(m.transform(X), y, tn)[0]
+    assert loss == pytest.approx(m.objective_path_[-1])
 
 
 def test_too_few_samples_per_class_is_refused():
@@ -128,7 +129,7 @@ def test_fewer_rounds_from_the_cache_equal_a_fresh_fit():
     fresh = GBLMNN(n_estimators=3, random_state=0).fit(X, y)
     assert len(short.estimators_) == len(fresh.estimators_) == 3
     np.testing.assert_array_equal(short.transform(X), fresh.transform(X))
-    np.testing.assert_array_equal(short.loss_, fresh.loss_)
+    np.testing.assert_array_equal(short.objective_path_, fresh.objective_path_)
 
 
 def test_init_lmnn_starts_at_lmnn_loss_and_descends():
@@ -142,20 +143,20 @@ def test_init_lmnn_starts_at_lmnn_loss_and_descends():
     lmnn = LMNN(n_neighbors=3).fit(X, y)
     np.testing.assert_array_equal(m.target_neighbors_, lmnn.target_neighbors_)
     np.testing.assert_allclose(m.components_, lmnn.components_)
-    assert m.loss_[0] == pytest.approx(lmnn.objective_, rel=1e-10)
+    assert m.objective_path_[0] == pytest.approx(lmnn.objective_, rel=1e-10)
     assert not np.allclose(m.components_, np.eye(X.shape[1]))
-    euclid = GBLMNN(n_estimators=0, init="identity").fit(X, y).loss_[0]
-    assert m.loss_[0] < euclid
+    euclid = GBLMNN(n_estimators=0, init="identity").fit(X, y).objective_path_[0]
+    assert m.objective_path_[0] < euclid
     assert len(m.estimators_) == 60
-    assert np.all(np.diff(m.loss_) < 0)
-    assert m.loss_[-1] < 0.8 * m.loss_[0]
+    assert np.all(np.diff(m.objective_path_) < 0)
+    assert m.objective_path_[-1] < 0.8 * m.objective_path_[0]
     # the authors' rule: the first step is the learning rate times 1.01, and a
     # step only grows by 1.01 per tree
     assert m.steps_[0] <= 1.01e-3 * (1 + 1e-12)
     assert np.all(m.steps_[1:] <= 1.01 * m.steps_[:-1] * (1 + 1e-12))
     # transform reproduces the embedding the loss was evaluated on
     assert gb_lmnn_loss(m.transform(X), y, m.target_neighbors_)[0] == pytest.approx(
-        m.loss_[-1]
+        m.objective_path_[-1]
     )
     # with no trees the map is LMNN's linear map
     m0 = GBLMNN(n_estimators=0).fit(X, y)
@@ -241,7 +242,7 @@ def test_line_search_steps_are_in_units_of_the_embedding():
     b = GBLMNN(learning_rate=0.1 * c, margin=c**2, **kw).fit(c * X, y)
     assert len(a.steps_) == len(b.steps_) == 8
     np.testing.assert_allclose(b.steps_, c * a.steps_, rtol=1e-12)
-    np.testing.assert_allclose(b.loss_, c**2 * a.loss_, rtol=1e-12)
+    np.testing.assert_allclose(b.objective_path_, c**2 * a.objective_path_, rtol=1e-12)
     np.testing.assert_allclose(b.transform(c * X), c * a.transform(X), rtol=1e-12)
 
 

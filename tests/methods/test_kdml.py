@@ -112,7 +112,7 @@ def test_method1_fit_monotone(problem):
     est = KDMLFixedKernel(
         output_dim=2, sigma=0.8, gamma=GAMMA, lam=LAM, rho=RHO, max_iter=15, tol=0
     ).fit(X, codes)
-    h = est.objective_history_
+    h = est.objective_path_
     assert np.all(np.diff(h) <= 1e-9 * np.abs(h[:-1]).max())
     est_naive = KDMLFixedKernel(
         output_dim=2,
@@ -164,7 +164,7 @@ def test_method2_b_psd_and_monotone(problem):
             output_dim=3, sigma=0.8, gamma=GAMMA, lam=LAM, rho=RHO, max_iter=10, tol=0
         ).fit(X, codes)
     assert np.linalg.eigvalsh(est.B_).min() >= -1e-12
-    h = est.objective_history_
+    h = est.objective_path_
     assert np.all(np.diff(h) <= 1e-10 * np.abs(h).max())
     W = rng.normal(size=(3, 3))
     assert np.linalg.eigvalsh(project_psd(W)).min() >= -1e-12
@@ -279,7 +279,7 @@ def test_method2_warns_when_max_iter_stops_it(problem):
                       r"in max_iter=2 iterations \(tol=0\).*Increase max_iter"):
         cut = KDMLParamKernel(max_iter=2, tol=0, **kw).fit(X, codes)
     assert not cut.converged_ and cut.n_iter_ == 2
-    assert len(cut.objective_history_) == 2
+    assert len(cut.objective_path_) == 2
     # one iteration has no decrease to judge: not converged either
     with pytest.warns(ConvergenceWarning, match="max_iter=1 "):
         assert not KDMLParamKernel(max_iter=1, **kw).fit(X, codes).converged_
@@ -432,14 +432,14 @@ def test_one_dimensional_prototypes_are_equally_spaced_on_minus_one_to_one():
 
 @pytest.mark.parametrize("cls", [KDMLFixedKernel, KDMLParamKernel])
 def test_descent_stops_at_the_first_relative_decrease_below_tol(problem, cls):
-    """Guards both methods' stopping rule, recomputed from objective_history_:
+    """Guards both methods' stopping rule, recomputed from objective_path_:
     the descent ends at the first iteration whose relative decrease of the
     objective (eq. 9 / eq. 17) is <= tol, and not before."""
     rng, X, codes, Y, _ = problem
     tol = 1e-6
     est = cls(sigma=0.8, gamma=GAMMA, lam=LAM, rho=0.05, max_iter=100, tol=tol)
     est.fit(X, codes)
-    h = est.objective_history_
+    h = est.objective_path_
     assert est.converged_ and len(h) == est.n_iter_ >= 3
     rel = np.abs(np.diff(h)) / np.maximum(np.abs(h[:-1]), 1e-12)
     assert rel[-1] <= tol

@@ -223,7 +223,7 @@ def test_lmnn_mkl_p_weights_on_the_simplex_and_recorded():
 
     _, y, _, K = _bank()
     est = LMNNMKLP(n_neighbors=3, max_iter=2, p_tol=1e-4).fit(K, y)
-    for mu in est.weight_path_:
+    for mu in est.kernel_weights_path_:
         assert mu.min() >= 0 and mu.sum() == pytest.approx(1.0)
     assert est.kernel_weights_.shape == (3,)
     assert est.n_iter_ >= 1 and len(est.w_path_) == est.n_iter_
@@ -241,7 +241,8 @@ def test_lmnn_mkl_p_records_the_lmnn_iterations_of_each_metric_step():
     est.fit(K, y)
     assert len(est.metric_n_iter_path_) == est.n_iter_ == 3
     # the first metric step, repeated alone from A0 = I on K_mu, takes as many
-    K_mu = np.tensordot(est._normalized(K), est.weight_path_[0], axes=([2], [0]))
+    mu0 = est.kernel_weights_path_[0]
+    K_mu = np.tensordot(est._normalized(K), mu0, axes=([2], [0]))
     first = LMNN(**{**est._lmnn_params("precomputed"), "init": "identity"})
     first.fit(K_mu, y, target_neighbors=est.target_neighbors_)
     assert est.metric_n_iter_path_[0] == first.n_iter_ >= 1
@@ -769,7 +770,7 @@ def test_lmnn_mkl_p_replays_algorithm_1_from_its_steps():
         prob = PStepProblem.from_metric(Kn, L, y, tn, n_groups=16)
         ws = weight_step(prob, W, P0=np.outer(mu, mu), tol=1e-4)
         mu, W, rank_one = ws.mu, ws.W, rank_one and ws.rank_one
-        np.testing.assert_allclose(est.weight_path_[t], mu, atol=1e-10)
+        np.testing.assert_allclose(est.kernel_weights_path_[t], mu, atol=1e-10)
         lmnn = LMNN(n_neighbors=2, kernel="precomputed", check_psd=False,
                     max_iter=15, init=init)
         with warnings.catch_warnings():
@@ -828,7 +829,7 @@ def test_lmnn_mkl_p_stops_at_the_first_round_meeting_both_tolerances(tol):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         est.fit(K_tr, y)
-    mu, obj = est.weight_path_, est.objective_path_
+    mu, obj = est.kernel_weights_path_, est.objective_path_
 
     def stops(t):
         change = np.max(np.abs(mu[t] - mu[t - 1]))

@@ -127,13 +127,13 @@ def test_weights_stay_on_simplex_and_objective_never_increases(cls, solver):
         cls, C=10.0, solver=solver, tol=1e-6, weight_tol=0.0,
         inner_tol=TIGHT_INNER_TOL[solver],
     ).fit(stack, y)  # fmt: skip
-    W = clf.kernel_weights_history_[0]
+    W = clf.kernel_weights_path_[0]
     assert W.shape[0] >= 2, "the descent should move away from the uniform start"
     assert np.all(W >= 0.0)
     np.testing.assert_allclose(W.sum(axis=1), 1.0, atol=1e-12)
     np.testing.assert_allclose(W[0], 1.0 / stack.shape[2])
     np.testing.assert_array_equal(W[-1], clf.kernel_weights_[0])
-    h = clf.objective_history_[0]
+    h = clf.objective_path_[0]
     assert h.shape[0] == W.shape[0]
     assert np.all(np.diff(h) <= 0.0)
     assert h[-1] == clf.objective_[0]
@@ -275,7 +275,7 @@ def test_weight_change_stops_the_descent():
     stack, y = _toy_stack(seed=0)
     clf = _mkl(SimpleMKL, C=10.0, tol=1e-9, weight_tol=1.0).fit(stack, y)
     assert clf.stop_reasons_ == ["weight_change"] and clf.converged_
-    assert clf.n_iter_[0] == 1 and clf.kernel_weights_history_[0].shape[0] == 2
+    assert clf.n_iter_[0] == 1 and clf.kernel_weights_path_[0].shape[0] == 2
 
 
 def test_solver_returns_what_the_estimator_stores():

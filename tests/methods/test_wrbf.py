@@ -200,7 +200,7 @@ def test_kept_model_never_worse_than_rbf_start(solver):
     """The paper minimizes L_dual over v: kept value <= the v = 1 value."""
     X, y = _noisy_problem(n=50)
     clf = WRBFSVM(eta=0.01, n_iter=15, solver=solver).fit(X, y)
-    history = clf.dual_objective_history_
+    history = clf.dual_objective_path_
     assert history.shape == (16,)
     assert clf.dual_objective_rbf_ == history[0]
     assert clf.dual_objective_ == history.min() == history[clf.best_iter_]
@@ -279,7 +279,7 @@ def test_half_factor_halves_the_step():
     paper = WRBFSVM(eta=0.01, n_iter=10, solver="libsvm", half_factor=False).fit(X, y)
     exact = WRBFSVM(eta=0.02, n_iter=10, solver="libsvm", half_factor=True).fit(X, y)
     np.testing.assert_allclose(
-        paper.dual_objective_history_, exact.dual_objective_history_, rtol=1e-9
+        paper.dual_objective_path_, exact.dual_objective_path_, rtol=1e-9
     )
     np.testing.assert_allclose(paper.weights_, exact.weights_, rtol=1e-9)
 
@@ -411,7 +411,7 @@ def test_shared_weights_sum_problem_objectives_and_gradients(multiclass):
         alpha = _cvxopt_alpha(Kp, y_pm)
         total += wrbf_dual_objective(Kp, y_pm, alpha)
         grad += wrbf_gradient(X[idx], Kp, y_pm, alpha, half_factor=False)
-    assert clf.dual_objective_history_[0] == pytest.approx(total, rel=1e-7)
+    assert clf.dual_objective_path_[0] == pytest.approx(total, rel=1e-7)
     u = np.maximum(1.0 - 0.02 * grad, 0.0)
     np.testing.assert_allclose(seen[1], d * u / u.sum(), rtol=1e-6)
     assert clf.weights_.shape == (d,)
@@ -430,7 +430,7 @@ def test_separate_weights_one_vector_per_problem(multiclass):
     alone = WRBFSVM(**params).fit(X[idx], y[idx] == 0)
     np.testing.assert_allclose(clf.weights_[0], alone.weights_, rtol=1e-7)
     assert clf.dual_objective_ <= clf.dual_objective_rbf_
-    assert clf.dual_objective_history_.shape == (6,)
+    assert clf.dual_objective_path_.shape == (6,)
     assert clf.predict(X).shape == (60,)
 
 
@@ -525,7 +525,7 @@ def test_ties_keep_the_earliest_iterate(n_classes):
     others' are: it came from another product and won the tie by one ulp."""
     X, y = _noisy_problem(n=45, n_classes=n_classes)
     clf = WRBFSVM(eta=0.0, n_iter=3, solver="libsvm", shared_weights=False).fit(X, y)
-    assert np.all(clf.dual_objective_history_ == clf.dual_objective_history_[0])
+    assert np.all(clf.dual_objective_path_ == clf.dual_objective_path_[0])
     assert clf.n_iter_ == 3
     np.testing.assert_array_equal(clf.best_iter_, 0)
 
@@ -544,8 +544,8 @@ def test_separate_weights_objective_is_the_sum_over_problems(multiclass):
         sum(a.dual_objective_ for a in alone), rel=1e-9
     )
     np.testing.assert_allclose(
-        clf.dual_objective_history_,
-        np.sum([a.dual_objective_history_ for a in alone], axis=0),
+        clf.dual_objective_path_,
+        np.sum([a.dual_objective_path_ for a in alone], axis=0),
         rtol=1e-9,
     )
     np.testing.assert_array_equal(clf.best_iter_, [a.best_iter_ for a in alone])
