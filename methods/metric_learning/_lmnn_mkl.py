@@ -24,11 +24,13 @@ combination we used 1-NN for classification"), through the project's one LMNN an
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -729,3 +731,13 @@ class LMNNMKLP(_KernelBankLMNN):
         self.knn_ = MetricKNN(n_neighbors=1).fit(lmnn.transform(K_mu), y)
         self.objective_ = obj
         self.n_iter_ = it
+        if not self.converged_:
+            # converged_ said it, silently: a library user fitting once saw no sign
+            # (each round's LMNN warns at its own cap, the alternation did not)
+            warnings.warn(
+                f"{self.paper_name} stopped at max_iter={self.max_iter} rounds "
+                f"before mu and LMNN's objective settled (weight_tol="
+                f"{self.weight_tol}, tol={self.tol}); increase max_iter.",
+                ConvergenceWarning,
+                stacklevel=2,
+            )

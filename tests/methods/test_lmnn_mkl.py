@@ -231,6 +231,28 @@ def test_lmnn_mkl_p_weights_on_the_simplex_and_recorded():
     assert pred.shape == y.shape
 
 
+def test_lmnn_mkl_p_warns_when_it_stops_at_its_round_cap():
+    """converged_ False at max_iter rounds comes with a ConvergenceWarning, as
+    LMNN's own cap does; a fit that settles gives none of its own."""
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    from methods.metric_learning._lmnn_mkl import LMNNMKLP
+
+    _, y, _, K = _bank()
+    capped = LMNNMKLP(n_neighbors=3, max_iter=2, p_tol=1e-4, tol=0.0, weight_tol=0.0)
+    with pytest.warns(ConvergenceWarning, match=r"LMNN-MKL_P stopped at max_iter=2 "):
+        capped.fit(K, y)
+    assert capped.converged_ is False and capped.n_iter_ == 2
+    settled = LMNNMKLP(n_neighbors=3, max_iter=10, p_tol=1e-4)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        settled.fit(K, y)
+    assert settled.converged_
+    assert not [w for w in caught if "LMNN-MKL_P stopped" in str(w.message)]
+
+
 def test_lmnn_mkl_p_records_the_lmnn_iterations_of_each_metric_step():
     from methods.metric_learning._lmnn import LMNN
     from methods.metric_learning._lmnn_mkl import LMNNMKLP
