@@ -243,6 +243,35 @@ def _file_keys() -> frozenset[str]:
     return frozenset(keys)
 
 
+def _dataset_name_problem(key: str, value: Any) -> str | None:
+    """Why ``value`` is not a registry name (None when it is, or is an unset donor).
+
+    ``dataset=sonr`` is refused by Hydra (no such file in conf/dataset/), but a name
+    set as a value (``dataset.noise_donor=glas``, ``dataset.name=...``) reached the
+    run, which wrote a failed record under the misspelt label; a published alias
+    (``voting``) ran under its own label, beside the registry name's records.
+    """
+    from datasets._names import resolve
+    from datasets._registry import REGISTRY
+    from datasets.exceptions import UnknownDatasetError
+
+    if value is None and key == "dataset.noise_donor":
+        return None
+    if isinstance(value, str) and value in REGISTRY:
+        return None
+    fix = "`python -m datasets` lists every name"
+    try:
+        name = resolve(str(value))
+    except UnknownDatasetError:
+        close = difflib.get_close_matches(str(value).lower(), list(REGISTRY), n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        return f"{key}={value!r}: no such dataset{hint} ({fix})"
+    return (
+        f"{key}={value!r}: use the registry name {name!r}, under which records "
+        f"and reports are filed ({fix})"
+    )
+
+
 def _problems(cfg: DictConfig | Mapping[str, Any]) -> list[str]:
     from methods.kernels import NORMALIZATIONS
 
@@ -253,6 +282,11 @@ def _problems(cfg: DictConfig | Mapping[str, Any]) -> list[str]:
         return node if node is not None else {}
 
     out: list[str] = _stray_keys(cfg)
+    d = section("dataset")
+    for key in ("name", "noise_donor"):
+        problem = _dataset_name_problem(f"dataset.{key}", d.get(key))
+        if problem:
+            out.append(problem)
     k = section("kernel")
     degree, sigma = k.get("degree"), k.get("sigma")
     if isinstance(degree, bool) or not isinstance(degree, int) or degree < 1:

@@ -400,3 +400,27 @@ def test_lmnn_params_that_the_method_sets_stop_the_sweep_before_any_job(method):
     assert "method.lmnn_params: " in str(err.value)
     assert "pass n_neighbors=3 to" in str(err.value)
     compose_config([*base, "method.lmnn_params={max_iter: 5}"])
+
+
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        # a misspelt donor used to pass the check, write a failed record under
+        # results/<experiment>/iris+glas/ and, in a sweep, crash the data check
+        (["dataset=iris", "dataset.noise_donor=glas"],
+         "dataset.noise_donor='glas': no such dataset; did you mean glass?"),
+        (["dataset=iris", "dataset.noise_donor=Glass"],
+         "dataset.noise_donor='Glass': use the registry name 'glass'"),
+        (["dataset=sonar", "dataset.name=sonr"],
+         "dataset.name='sonr': no such dataset; did you mean sonar?"),
+        # a published alias ran under its own label, beside house_votes' records
+        (["dataset=sonar", "dataset.name=voting"],
+         "dataset.name='voting': use the registry name 'house_votes'"),
+    ],
+)
+def test_a_dataset_name_given_as_a_value_must_be_a_registry_name(overrides, message):
+    with pytest.raises(ConfigError) as err:
+        compose_config([*overrides, "method=svm"])
+    assert message in str(err.value)
+    compose_config(["dataset=iris", "dataset.noise_donor=glass", "method=svm"])
+

@@ -187,3 +187,19 @@ def test_checked_jobs_belong_to_one_loader(loader):
     n = len(calls)
     Sweeper.validate_batch_is_legal(sweeper, [JOB])
     assert len(calls) == n + 1
+
+
+def test_a_misspelt_noise_donor_stops_the_sweep_with_the_check(loader):
+    """A donor name that is no dataset is named by the sweep's config check, like
+    every bad value; it used to raise UnknownDatasetError out of the data check,
+    which Hydra turns into a warning, and the sweep ran on with a failed record."""
+    from runners.callbacks import check_sweep
+
+    load, _ = loader
+    overrides = ["dataset=iris", "dataset.noise_donor=glas,ecoli", "method=rbf"]
+    cfg = load.load_configuration("config", overrides, RunMode.MULTIRUN)
+    with pytest.raises(ConfigCompositionException) as err:
+        check_sweep(cfg, data=True)
+    assert "dataset.noise_donor='glas': no such dataset; did you mean glass?" in str(
+        err.value
+    )
