@@ -61,14 +61,23 @@ def default_cache_dir() -> Path:
     return Path("~/.cache/kml-repro").expanduser()
 
 
+def _unset(path: str | os.PathLike | None) -> bool:
+    # "" is what `paths.data_mirror: ${oc.env:DATA_MIRROR,null}` gives for an
+    # exported but empty DATA_MIRROR: unset, as default_mirror reads it, not
+    # Path("") (the working directory).
+    return path is None or (isinstance(path, str) and not path.strip())
+
+
 def resolve_mirror(mirror: str | os.PathLike | None) -> Path:
-    """An explicit mirror path (relative to the cwd), or the default."""
-    return default_mirror() if mirror is None else Path(mirror).expanduser().resolve()
+    """An explicit mirror path (relative to the cwd), or the default (None or "")."""
+    if _unset(mirror):
+        return default_mirror()
+    return Path(mirror).expanduser().resolve()
 
 
 def resolve_cache_dir(cache_dir: str | os.PathLike | None) -> Path:
-    """An explicit cache path (relative to the cwd), or the default."""
-    if cache_dir is None:
+    """An explicit cache path (relative to the cwd), or the default (None or "")."""
+    if _unset(cache_dir):
         return default_cache_dir()
     return Path(cache_dir).expanduser().resolve()
 

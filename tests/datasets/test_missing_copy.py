@@ -46,3 +46,17 @@ def test_nothing_is_missing_from_the_mirror():
     if not (mirror / "MANIFEST.md").is_file():
         pytest.skip(f"dataset mirror not found at {mirror}")
     assert [n for n in sorted(REGISTRY) if missing_copy(n, mirror=mirror)] == []
+
+
+def test_an_empty_mirror_setting_means_the_default_mirror(monkeypatch):
+    """`DATA_MIRROR=` (exported, empty) reaches the loader through the run config
+    (`${oc.env:DATA_MIRROR,null}`) as "": that is the default mirror, as
+    `python -m datasets` reads it, not the working directory."""
+    monkeypatch.setenv("DATA_MIRROR", "")
+    mirror = datasets.default_mirror()
+    if not (mirror / "musk1" / "clean1.tsv.gz").is_file():
+        pytest.skip(f"dataset mirror not found at {mirror}")
+    monkeypatch.chdir(mirror.parent)  # a folder that is not the mirror
+    assert missing_copy("musk1", mirror="", cache_dir="") is None
+    datasets.clear_cache()
+    assert load("musk1", mirror="").source.startswith(f"mirror:{mirror}/")
