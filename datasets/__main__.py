@@ -15,7 +15,12 @@ from pathlib import Path
 from datasets._loader import load
 from datasets._names import list_datasets
 from datasets._registry import REGISTRY
-from datasets._sources import locate, resolve_cache_dir, resolve_mirror
+from datasets._sources import (
+    locate,
+    mirror_problem,
+    resolve_cache_dir,
+    resolve_mirror,
+)
 from datasets._spec import PAPERS, DatasetSpec
 from datasets.exceptions import DatasetError
 
@@ -151,10 +156,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{n_standin} stand-in, {n_missing} missing "
         f"(mirror {mirror}, cache {cache_dir})"
     )
-    if not mirror.is_dir():
+    problem = mirror_problem(mirror)
+    if problem is not None and (n_missing or not mirror.is_dir()):
         # Every "missing" row above then has one cause, which the rows do not name.
+        if not mirror.is_dir():
+            problem = f"{mirror} is not a folder"
         print(
-            f"The data mirror {mirror} is not a folder: set DATA_MIRROR (or pass "
+            f"The data mirror {problem}: set DATA_MIRROR (or pass "
             "--mirror) to the folder holding MANIFEST.md and manifest.csv; "
             "README.md, section Data, says where its files come from.",
             file=sys.stderr,

@@ -25,6 +25,7 @@ from datasets._sources import (
     _DISTRIBUTIONS,
     Located,
     locate,
+    mirror_problem,
     offline,
     resolve_cache_dir,
     resolve_mirror,
@@ -406,18 +407,22 @@ def _package_fix(loc: Located) -> str | None:
 
 def _restore_hint(raw: RawFile, mirror: Path) -> str:
     """How to get one missing raw file back: where it goes and what it must hash to."""
-    if mirror.is_dir():
+    problem = mirror_problem(mirror)
+    if problem is None:
         where = (
             f"put {raw.relpath} (sha256 {raw.sha256}) at {mirror / raw.relpath} (the "
             "data mirror, $DATA_MIRROR; MANIFEST.md there gives each file's source), "
             "or point DATA_MIRROR at a folder that has it"
         )
     else:
+        # "MANIFEST.md there" would send the user to a file that is not there
         where = (
             f"point DATA_MIRROR at the project's data mirror (the folder with "
             f"MANIFEST.md and manifest.csv, which name each file's public source): "
-            f"{mirror} does not exist; {raw.relpath} must hash to {raw.sha256}"
+            f"{problem}; {raw.relpath} must hash to {raw.sha256}"
         )
+        if mirror.is_dir():  # a mirror of one's own, without the manifest
+            where += f" (or put it at {mirror / raw.relpath})"
     if raw.package is None:
         return where + "."
     dist = _DISTRIBUTIONS.get(raw.package, raw.package)

@@ -22,6 +22,7 @@ __all__ = [
     "default_cache_dir",
     "default_mirror",
     "locate",
+    "mirror_problem",
     "offline",
     "repo_root",
     "resolve_cache_dir",
@@ -80,6 +81,25 @@ def resolve_cache_dir(cache_dir: str | os.PathLike | None) -> Path:
     if _unset(cache_dir):
         return default_cache_dir()
     return Path(cache_dir).expanduser().resolve()
+
+
+def mirror_problem(mirror: Path) -> str | None:
+    """Why ``mirror`` is not the project's data mirror, or None if it looks like it.
+
+    The mirror is the folder with ``MANIFEST.md`` (README, "Data"). A folder
+    without it (``DATA_MIRROR`` one level off, a typo that names another folder)
+    has none of the files either; the clause names the folder and, when its
+    ``datasets/`` subfolder is the mirror, that one.
+    """
+    if not mirror.exists():
+        return f"{mirror} does not exist"
+    if not mirror.is_dir():
+        return f"{mirror} is not a folder"
+    if (mirror / "MANIFEST.md").is_file():
+        return None
+    inside = mirror / "datasets"
+    there = f" ({inside} has one)" if (inside / "MANIFEST.md").is_file() else ""
+    return f"{mirror} has no MANIFEST.md{there}"
 
 
 def offline() -> bool:

@@ -45,6 +45,19 @@ def test_listing_names_a_mirror_that_is_not_a_folder(capsys, empty_dir):
     assert "set DATA_MIRROR (or pass --mirror)" in err
 
 
+def test_listing_names_a_folder_without_the_manifest(capsys, tmp_path):
+    """Every 'missing' row of a folder that is not the mirror has that one cause."""
+    (tmp_path / "datasets").mkdir()
+    (tmp_path / "datasets" / "MANIFEST.md").write_text("# Dataset manifest\n")
+    args = ["--mirror", str(tmp_path), "--cache-dir", str(tmp_path / "cache")]
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    assert (
+        f"The data mirror {tmp_path} has no MANIFEST.md ({tmp_path / 'datasets'} "
+        "has one): set DATA_MIRROR (or pass --mirror)"
+    ) in err
+
+
 def test_listing_is_quiet_about_an_existing_mirror(capsys, mirror):
     assert main([]) == 0
     assert "not a folder" not in capsys.readouterr().err

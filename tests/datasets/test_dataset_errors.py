@@ -63,6 +63,8 @@ def test_unavailable_names_reason_and_every_place(name, empty_dir):
 
 
 def test_missing_staged_file_names_every_place(empty_dir):
+    # a mirror (it has the manifest) that lacks one file
+    (empty_dir / "MANIFEST.md").write_text("# Dataset manifest\n")
     cache = empty_dir / "cache"
     with pytest.raises(DatasetUnavailableError) as info:
         load("sonar", mirror=empty_dir, cache_dir=cache)
@@ -90,6 +92,25 @@ def test_missing_mirror_folder_says_to_point_data_mirror_at_it(empty_dir):
     assert "point DATA_MIRROR at the project's data mirror" in message
     assert f"{gone} does not exist; musk1/clean1.tsv.gz must hash to {sha}" in message
     assert "MANIFEST.md there" not in message  # not a file inside a missing folder
+
+
+def test_a_folder_without_the_manifest_is_named_not_sent_into(tmp_path):
+    """DATA_MIRROR one level off (the folder holding the mirror): the fix used to
+    say "MANIFEST.md there gives each file's source" of a folder without it."""
+    parent = tmp_path / "shared"
+    (parent / "datasets").mkdir(parents=True)
+    (parent / "datasets" / "MANIFEST.md").write_text("# Dataset manifest\n")
+    with pytest.raises(DatasetUnavailableError) as info:
+        load("musk1", mirror=parent, cache_dir=tmp_path / "cache")
+    message = str(info.value)
+    sha = next(f.sha256 for f in REGISTRY["musk1"].files)
+    assert "MANIFEST.md there" not in message
+    assert "point DATA_MIRROR at the project's data mirror" in message
+    assert (
+        f"{parent} has no MANIFEST.md ({parent / 'datasets'} has one); "
+        f"musk1/clean1.tsv.gz must hash to {sha} "
+        f"(or put it at {parent / 'musk1/clean1.tsv.gz'})"
+    ) in message
 
 
 def test_package_is_the_fallback_of_an_empty_mirror(empty_dir):
