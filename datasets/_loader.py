@@ -23,6 +23,7 @@ from datasets._preprocessing import preprocess
 from datasets._registry import REGISTRY
 from datasets._sources import (
     _DISTRIBUTIONS,
+    PACKAGE_LABELS,
     Located,
     locate,
     mirror_problem,
@@ -239,7 +240,7 @@ def _load_cached(
                 got = sha256_of(path)
                 if got != loc.raw.sha256:
                     raise ChecksumMismatchError(
-                        name, str(path), loc.raw.sha256, got, _package_fix(loc)
+                        name, str(path), loc.raw.sha256, got, _checksum_fix(spec, loc)
                     )
         parsed = parse(spec, paths)
         source = _join_sources([loc.source for loc in located])
@@ -403,6 +404,34 @@ def _package_fix(loc: Located) -> str | None:
         f"constraints/py311.txt {dist}); do not edit or delete files inside an "
         "installed package"
     )
+
+
+def _checksum_fix(spec: DatasetSpec, loc: Located) -> str:
+    """The fix for a copy whose sha256 is wrong, by where the copy is.
+
+    Deleting a bad copy helps only where another source has the file: the mirror
+    after the cache, then the package or OpenML; most mirror files have none.
+    """
+    fix = _package_fix(loc)
+    if fix is not None:
+        return fix
+    restore = (
+        "restore it from the source recorded in MANIFEST.md (manifest.csv gives "
+        "its repository, commit and path)"
+    )
+    later = []
+    if loc.raw.package is not None:
+        later.append(PACKAGE_LABELS.get(loc.raw.package, loc.raw.package))
+    if spec.openml_id is not None and spec.openml_fallback:
+        later.append(f"OpenML {spec.openml_id} (network)")
+    if loc.origin == "cache":
+        return (
+            f"{restore}, or delete this cache copy so that the next source in order "
+            f"is used ({', then '.join(['the mirror', *later])})"
+        )
+    if later:
+        return f"{restore}, or delete it so that {' or '.join(later)} is used"
+    return f"{restore}; no other source has this file"
 
 
 def _restore_hint(raw: RawFile, mirror: Path) -> str:

@@ -112,7 +112,9 @@ class ChecksumMismatchError(DatasetError):
     fix : str or None, default=None
         How to get the right file back, when the generic advice (restore it from
         MANIFEST.md's source, or delete it) is wrong: a file inside an installed
-        package comes back by reinstalling the pinned package.
+        package comes back by reinstalling the pinned package, and deleting a
+        mirror file that no other source has leaves none (the loader passes the
+        fix for the place the copy is in).
     """
 
     def __init__(
@@ -129,8 +131,8 @@ class ChecksumMismatchError(DatasetError):
         super().__init__(
             f"Checksum mismatch for dataset {name!r}, file {path}: "
             f"expected sha256 {expected}, got {got}. The file is corrupt or is a "
-            f"different version. Fix: {fix}; pass verify=False only if you "
-            "knowingly use another version."
+            f"different version. Fix: {fix}. To use another version knowingly: "
+            "datasets.load(..., verify=False) (kml-run always verifies)."
         )
 
 

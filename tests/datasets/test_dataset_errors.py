@@ -210,6 +210,40 @@ def test_corrupt_copy_is_not_skipped_for_the_next_source(tmp_path, empty_dir):
         load("wdbc", mirror=empty_dir, cache_dir=cache)
 
 
+def test_checksum_fix_says_what_deleting_the_copy_would_do(
+    tmp_path, mirror_copy, empty_dir
+):
+    """'delete it so the next source in order is used' was said of every copy:
+    of heart_libsvm's mirror file, which no other source has, too; and
+    'pass verify=False' to a kml-run user, whose run has no such option."""
+    root = mirror_copy("heart_libsvm")
+    _flip_digit(root / "heart_libsvm" / "heart_scale")
+    with pytest.raises(ChecksumMismatchError) as info:
+        load("heart_libsvm", mirror=root, cache_dir=empty_dir)
+    message = str(info.value)
+    assert "Fix: restore it from the source recorded in MANIFEST.md" in message
+    assert "no other source has this file" in message
+    assert "delete" not in message
+    assert "datasets.load(..., verify=False) (kml-run always verifies)" in message
+    # a mirror file OpenML also has: deleting it is a way out (with the network)
+    sonar = tmp_path / "sonar-mirror"
+    (sonar / "sonar").mkdir(parents=True)
+    (sonar / "sonar" / "sonar.tsv.gz").write_bytes(b"not the file")
+    with pytest.raises(ChecksumMismatchError) as info:
+        load("sonar", mirror=sonar, cache_dir=empty_dir)
+    assert "or delete it so that OpenML 40 (network) is used" in str(info.value)
+    # a cache copy: the sources after it, in order
+    cache = tmp_path / "cache"
+    (cache / "wdbc").mkdir(parents=True)
+    (cache / "wdbc" / "breast_cancer.csv").write_bytes(b"not the file")
+    with pytest.raises(ChecksumMismatchError) as info:
+        load("wdbc", mirror=empty_dir, cache_dir=cache)
+    assert (
+        "or delete this cache copy so that the next source in order is used "
+        "(the mirror, then scikit-learn, then OpenML 1510 (network))"
+    ) in str(info.value)
+
+
 def test_verify_false_skips_the_checksum(mirror_copy, empty_dir):
     root = mirror_copy("heart_libsvm")
     _flip_digit(root / "heart_libsvm" / "heart_scale")
