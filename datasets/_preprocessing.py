@@ -120,6 +120,12 @@ def preprocess(X: np.ndarray, step: str) -> np.ndarray:
         A new array; ``X`` is not modified. Constant columns are exactly 0 for
         both scaling steps; no NaN is produced.
 
+    Raises
+    ------
+    ValueError
+        If ``step`` is unknown, or ``X`` has NaN or infinite values (the
+        scikit-learn scalers would pass NaN through into the result).
+
     Examples
     --------
     >>> import numpy as np
@@ -129,6 +135,15 @@ def preprocess(X: np.ndarray, step: str) -> np.ndarray:
     """
     X = np.array(X, dtype=np.float64, copy=True)
     transformer = make_preprocessor(step)
+    bad = ~np.isfinite(X)
+    if bad.any():
+        columns = np.flatnonzero(bad.any(axis=0))
+        raise ValueError(
+            f"preprocess({step!r}) needs finite features; X has {int(bad.sum())} "
+            f"NaN/inf values in columns {columns[:10].tolist()}"
+            f"{' ...' if columns.size > 10 else ''}. Impute or drop them first "
+            "(datasets.load applies each dataset's missing-value policy)."
+        )
     if step == "none":
         return X
     out = np.asarray(transformer.fit_transform(X), dtype=np.float64)

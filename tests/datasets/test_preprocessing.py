@@ -139,3 +139,14 @@ def test_each_paper_default_step_is_the_one_its_text_states():
     for paper, step in PAPER_PREPROCESSING.items():
         quoted = PAPER_PREPROCESSING_SOURCE[paper]
         assert ("[-1, 1]" in quoted or "-1 and 1" in quoted) == (step == "minmax_pm1")
+
+
+@pytest.mark.parametrize("step", ["none", "standardize", "minmax_pm1"])
+@pytest.mark.parametrize("value", [np.nan, np.inf])
+def test_non_finite_input_is_refused_not_passed_through(step, value):
+    """The scalers pass NaN through (the docstring promises no NaN out); inf gave
+    scikit-learn's message, which does not say which column."""
+    X = np.array([[1.0, 2.0, 3.0], [4.0, value, 6.0], [7.0, 8.0, 9.0]])
+    with pytest.raises(ValueError, match=r"needs finite features; X has 1 NaN/inf "
+                       r"values in columns \[1\]"):
+        preprocess(X, step)
