@@ -105,8 +105,9 @@ def load(
     ChecksumMismatchError
         If a raw file's sha256 differs from the registry's.
     DataValidationError
-        If the arrays have NaN/inf after the policy, or a shape or class
-        counts other than the registry's.
+        If a raw file cannot be parsed (damaged, or another version read with
+        ``verify=False``), or the arrays have NaN/inf after the policy, or a
+        shape or class counts other than the registry's.
     ValueError
         If ``missing`` is not a policy accepted for this dataset.
 
@@ -242,8 +243,19 @@ def _load_cached(
                     raise ChecksumMismatchError(
                         name, str(path), loc.raw.sha256, got, _checksum_fix(spec, loc)
                     )
-        parsed = parse(spec, paths)
         source = _join_sources([loc.source for loc in located])
+        try:
+            parsed = parse(spec, paths)
+        except (ImportError, DataValidationError):
+            raise  # a reader's package not installed (rdata, xlrd): its own message
+        except Exception as exc:  # a file the reader cannot take (verify=False)
+            raise DataValidationError(
+                f"Dataset {name!r} from {source} cannot be read: "
+                f"{type(exc).__name__}: {exc}. The file is damaged or another "
+                "version of the data; check it against MANIFEST.md"
+                + ("" if verify else " (its checksum was not verified)")
+                + "."
+            ) from exc
         by_sizes = False
     return _finish(spec, parsed, source, policy, by_sizes)
 

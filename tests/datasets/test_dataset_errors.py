@@ -264,6 +264,23 @@ def test_shape_mismatch_is_a_validation_error(mirror_copy, empty_dir):
     assert "expects 208x60" in message
 
 
+def test_a_file_the_reader_cannot_take_is_named_not_a_traceback(
+    mirror_copy, empty_dir
+):
+    """With verify=False (what the checksum error offers for another version) a
+    truncated file gave the reader's bare EOFError, naming neither dataset nor
+    file."""
+    root = mirror_copy("sonar")
+    path = root / "sonar" / "sonar.tsv.gz"
+    path.write_bytes(path.read_bytes()[:1000])
+    with pytest.raises(DataValidationError) as info:
+        load("sonar", mirror=root, cache_dir=empty_dir, verify=False)
+    message = str(info.value)
+    assert f"Dataset 'sonar' from mirror:{path} cannot be read: EOFError: " in message
+    assert "check it against MANIFEST.md (its checksum was not verified)" in message
+    assert isinstance(info.value.__cause__, EOFError)
+
+
 def test_class_count_mismatch_is_a_validation_error(mirror_copy, empty_dir):
     root = mirror_copy("heart_libsvm")
     path = root / "heart_libsvm" / "heart_scale"
