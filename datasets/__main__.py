@@ -121,8 +121,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="load each available dataset and verify checksums, shape and counts",
     )
-    parser.add_argument("--mirror", help="mirror directory (default: $DATA_MIRROR)")
-    parser.add_argument("--cache-dir", help="cache directory (default: $KML_CACHE)")
+    parser.add_argument(
+        "--mirror",
+        help="mirror directory, the folder with MANIFEST.md (default: $DATA_MIRROR, "
+        "else ../shared/datasets beside the repository)",
+    )
+    parser.add_argument(
+        "--cache-dir",
+        help="cache directory (default: $KML_CACHE, else ~/.cache/kml-repro)",
+    )
     args = parser.parse_args(argv)
 
     try:

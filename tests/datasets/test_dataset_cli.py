@@ -6,6 +6,8 @@ import importlib.metadata
 import subprocess
 import sys
 
+import pytest
+
 from datasets import REGISTRY
 from datasets.__main__ import main
 from datasets._sources import repo_root
@@ -131,3 +133,19 @@ def test_console_script_is_declared():
     scripts = importlib.metadata.entry_points(group="console_scripts")
     (script,) = [s for s in scripts if s.name == "kml-datasets"]
     assert script.value == "datasets.__main__:main"
+
+
+def test_help_gives_the_defaults_the_readme_gives(capsys):
+    """README, "Data": DATA_MIRROR defaults to ../shared/datasets beside the
+    repository and KML_CACHE to ~/.cache/kml-repro; --help named the variables
+    only, as if nothing were read when they are unset."""
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "$DATA_MIRROR, else ../shared/datasets beside the repository" in help_text
+    assert "$KML_CACHE, else ~/.cache/kml-repro" in help_text
+    readme = " ".join((repo_root() / "README.md").read_text().split())
+    assert "`DATA_MIRROR` (default `../shared/datasets`, beside the repository)" in (
+        readme
+    )
+    assert "(`KML_CACHE`, default `~/.cache/kml-repro`)" in readme
