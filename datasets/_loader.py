@@ -236,13 +236,21 @@ def _load_cached(
             spec, located, cache_p, no_net, mirror_p
         )
     else:
-        if verify:
-            for loc, path in zip(located, paths):
-                got = sha256_of(path)
-                if got != loc.raw.sha256:
-                    raise ChecksumMismatchError(
-                        name, str(path), loc.raw.sha256, got, _checksum_fix(spec, loc)
-                    )
+        for loc, path in zip(located, paths):
+            try:  # hashed in full when verifying; else opened, to name it if not
+                got = sha256_of(path) if verify else _opened(path)
+            except OSError as exc:  # not readable: permissions, I/O error
+                raise DatasetUnavailableError(
+                    name,
+                    f"{path} cannot be read ({type(exc).__name__}: "
+                    f"{exc.strerror or exc}). Fix: make it (and its folders) "
+                    "readable by this user, or use a copy that is.",
+                    loc.tried,
+                ) from exc
+            if verify and got != loc.raw.sha256:
+                raise ChecksumMismatchError(
+                    name, str(path), loc.raw.sha256, got, _checksum_fix(spec, loc)
+                )
         source = _join_sources([loc.source for loc in located])
         try:
             parsed = parse(spec, paths)
@@ -258,6 +266,11 @@ def _load_cached(
             ) from exc
         by_sizes = False
     return _finish(spec, parsed, source, policy, by_sizes)
+
+
+def _opened(path: Path) -> None:
+    with open(path, "rb"):
+        pass
 
 
 def _finish(

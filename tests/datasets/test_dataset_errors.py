@@ -389,3 +389,31 @@ def test_bad_copy_inside_a_package_says_reinstall(tmp_path):
     assert "delete it so the next source" not in str(error)
     in_mirror = Located(raw, tmp_path / "pima.dat", "mirror", ())
     assert _package_fix(in_mirror) is None
+
+
+@pytest.mark.parametrize("verify", [True, False])
+def test_a_file_that_cannot_be_opened_is_named_with_the_fix(
+    verify, mirror_copy, empty_dir, monkeypatch
+):
+    """A mirror file this user cannot read (a shared mirror's permissions) raised
+    PermissionError out of the hash: a traceback from `python -m datasets
+    --check`, which then checked nothing after it."""
+    import builtins
+
+    root = mirror_copy("heart_libsvm")
+    path = root / "heart_libsvm" / "heart_scale"
+    real_open = builtins.open
+
+    def refusing_open(file, *args, **kwargs):
+        if str(file) == str(path):
+            raise PermissionError(13, "Permission denied", str(file))
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", refusing_open)
+    with pytest.raises(DatasetUnavailableError) as info:
+        load("heart_libsvm", mirror=root, cache_dir=empty_dir, verify=verify)
+    assert (
+        f"{path} cannot be read (PermissionError: Permission denied). Fix: make it "
+        "(and its folders) readable by this user"
+    ) in str(info.value)
+    assert f"mirror: {path} (found)" in info.value.tried
