@@ -9,6 +9,7 @@ the next caller gets.
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -249,7 +250,12 @@ def _load_cached(
                 ) from exc
             if verify and got != loc.raw.sha256:
                 raise ChecksumMismatchError(
-                    name, str(path), loc.raw.sha256, got, _checksum_fix(spec, loc)
+                    name,
+                    str(path),
+                    loc.raw.sha256,
+                    got,
+                    _checksum_fix(spec, loc),
+                    _line_endings_cause(path, loc.raw.sha256),
                 )
         source = _join_sources([loc.source for loc in located])
         try:
@@ -266,6 +272,31 @@ def _load_cached(
             ) from exc
         by_sizes = False
     return _finish(spec, parsed, source, policy, by_sizes)
+
+
+def _line_endings_cause(path: Path, expected: str) -> str | None:
+    """Why a copy fails its checksum when only its line endings were converted.
+
+    A mirror checked out with git's ``core.autocrlf`` or copied in text mode
+    differs from the original by CRLF <-> LF alone; "corrupt or another version"
+    would send the user to fetch the same bytes and convert them again.
+    """
+    if path.stat().st_size > 64 << 20:
+        return None
+    data = path.read_bytes()
+    if b"\r\n" in data:
+        candidates = [(data.replace(b"\r\n", b"\n"), "CRLF", "LF")]
+    else:
+        candidates = [(data.replace(b"\n", b"\r\n"), "LF", "CRLF")]
+    for converted, has, original in candidates:
+        if hashlib.sha256(converted).hexdigest() == expected:
+            return (
+                f"The file differs from the registered one only in its line "
+                f"endings: {has} where the original has {original} (converted on "
+                "the way: git's core.autocrlf, an editor, a text-mode transfer); "
+                "copy the original bytes unchanged."
+            )
+    return None
 
 
 def _opened(path: Path) -> None:

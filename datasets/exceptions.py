@@ -115,10 +115,19 @@ class ChecksumMismatchError(DatasetError):
         package comes back by reinstalling the pinned package, and deleting a
         mirror file that no other source has leaves none (the loader passes the
         fix for the place the copy is in).
+    cause : str or None, default=None
+        What is wrong with the file, when the loader can tell (its line endings
+        converted); by default "The file is corrupt or is a different version."
     """
 
     def __init__(
-        self, name: str, path: str, expected: str, got: str, fix: str | None = None
+        self,
+        name: str,
+        path: str,
+        expected: str,
+        got: str,
+        fix: str | None = None,
+        cause: str | None = None,
     ) -> None:
         self.name = name
         self.path = path
@@ -130,8 +139,9 @@ class ChecksumMismatchError(DatasetError):
         )
         super().__init__(
             f"Checksum mismatch for dataset {name!r}, file {path}: "
-            f"expected sha256 {expected}, got {got}. The file is corrupt or is a "
-            f"different version. Fix: {fix}. To use another version knowingly: "
+            f"expected sha256 {expected}, got {got}. "
+            f"{cause or 'The file is corrupt or is a different version.'} "
+            f"Fix: {fix}. To use another version knowingly: "
             "datasets.load(..., verify=False) (kml-run always verifies)."
         )
 

@@ -8,6 +8,7 @@ import re
 import numpy as np
 import pytest
 
+import datasets
 import datasets._openml
 from datasets import (
     REGISTRY,
@@ -195,6 +196,37 @@ def test_checksum_mismatch_names_file_and_both_hashes(mirror_copy, empty_dir):
     assert f"expected sha256 {expected}, got {got}" in message
     assert "Fix: restore it" in message
     assert (info.value.expected, info.value.got) == (expected, got)
+
+
+@pytest.mark.parametrize(
+    "name, convert, has, original",
+    [
+        ("heart_libsvm", (b"\n", b"\r\n"), "CRLF", "LF"),
+        ("australian_libsvm", (b"\r\n", b"\n"), "LF", "CRLF"),  # CRLF as staged
+    ],
+)
+def test_a_copy_with_converted_line_endings_is_told_so(
+    name, convert, has, original, mirror_copy, empty_dir
+):
+    """'corrupt or a different version' sent the user back to the source, to
+    fetch the same bytes and convert them the same way (git core.autocrlf)."""
+    root = mirror_copy(name)
+    (raw,) = REGISTRY[name].files
+    path = root / raw.relpath
+    path.write_bytes(path.read_bytes().replace(*convert))
+    with pytest.raises(ChecksumMismatchError) as info:
+        load(name, mirror=root, cache_dir=empty_dir)
+    message = str(info.value)
+    assert (
+        "The file differs from the registered one only in its line endings: "
+        f"{has} where the original has {original}"
+    ) in message
+    assert "corrupt" not in message
+    # more than the line endings changed: no such note
+    path.write_bytes(path.read_bytes().replace(b"1", b"2", 1))
+    datasets.clear_cache()
+    with pytest.raises(ChecksumMismatchError, match="The file is corrupt or is a"):
+        load(name, mirror=root, cache_dir=empty_dir)
 
 
 def test_corrupt_copy_is_not_skipped_for_the_next_source(tmp_path, empty_dir):
