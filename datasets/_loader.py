@@ -501,13 +501,12 @@ def _restore_hint(raw: RawFile, mirror: Path) -> str:
         )
     else:
         # "MANIFEST.md there" would send the user to a file that is not there
+        which = "" if mirror.is_dir() else ", which name each file's public source"
         where = (
             f"point DATA_MIRROR at the project's data mirror (the folder with "
-            f"MANIFEST.md and manifest.csv, which name each file's public source): "
+            f"MANIFEST.md and manifest.csv{which}): "
             f"{problem}; {raw.relpath} must hash to {raw.sha256}"
         )
-        if mirror.is_dir():  # a mirror of one's own, without the manifest
-            where += f" (or put it at {mirror / raw.relpath})"
     if raw.package is None:
         return where + "."
     dist = _DISTRIBUTIONS.get(raw.package, raw.package)

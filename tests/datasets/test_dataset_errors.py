@@ -109,8 +109,7 @@ def test_a_folder_without_the_manifest_is_named_not_sent_into(tmp_path):
     assert "point DATA_MIRROR at the project's data mirror" in message
     assert (
         f"{parent} has no MANIFEST.md ({parent / 'datasets'} has one); "
-        f"musk1/clean1.tsv.gz must hash to {sha} "
-        f"(or put it at {parent / 'musk1/clean1.tsv.gz'})"
+        f"musk1/clean1.tsv.gz must hash to {sha}."
     ) in message
 
 
