@@ -17,7 +17,7 @@ Examples
 (-1.0, 1.0)
 """
 
-from datasets._loader import clear_cache, load, missing_copy
+from datasets._loader import bad_copy, clear_cache, load, missing_copy
 from datasets._names import list_datasets, resolve
 from datasets._preprocessing import (
     PAPER_PREPROCESSING,
@@ -61,6 +61,7 @@ __all__ = [
     "RawFile",
     "SymmetricMinMaxScaler",
     "UnknownDatasetError",
+    "bad_copy",
     "clear_cache",
     "default_cache_dir",
     "default_mirror",

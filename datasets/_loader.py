@@ -36,11 +36,12 @@ from datasets._sources import (
 from datasets._spec import Dataset, DatasetSpec, Expected, RawFile, _plain
 from datasets.exceptions import (
     ChecksumMismatchError,
+    DatasetError,
     DatasetUnavailableError,
     DataValidationError,
 )
 
-__all__ = ["clear_cache", "load", "missing_copy"]
+__all__ = ["bad_copy", "clear_cache", "load", "missing_copy"]
 
 
 @dataclass(frozen=True)
@@ -197,6 +198,48 @@ def missing_copy(
     return None  # not reached: without the network, _openml_or_raise raises
 
 
+def bad_copy(
+    name: str,
+    *,
+    mirror: str | os.PathLike | None = None,
+    cache_dir: str | os.PathLike | None = None,
+) -> DatasetError | None:
+    """The error :func:`load` would raise for a copy it finds but cannot use.
+
+    Each raw file found (where :func:`load` looks) is read and hashed: a copy that
+    cannot be read or fails its sha256 gives the loader's error, with its fix.
+    Files found nowhere are :func:`missing_copy`'s; nothing is parsed or fetched.
+
+    Parameters
+    ----------
+    name : str
+        Registry name, or a published name accepted by ``resolve``.
+    mirror, cache_dir : path-like or None, default=None
+        As for :func:`load`.
+
+    Returns
+    -------
+    ChecksumMismatchError, DatasetUnavailableError or None
+        None when every copy found is readable and has its registered sha256,
+        and for the datasets registered as having no public copy.
+    """
+    spec = REGISTRY[resolve(name)]
+    if not spec.available:
+        return None
+    if spec.derived_from is not None:
+        return bad_copy(spec.derived_from, mirror=mirror, cache_dir=cache_dir)
+    mirror_p, cache_p = resolve_mirror(mirror), resolve_cache_dir(cache_dir)
+    for raw in spec.files:
+        loc = locate(raw, mirror=mirror_p, cache_dir=cache_p)
+        if loc.path is None:
+            continue
+        try:
+            _check_copy(spec, loc, True)
+        except DatasetError as exc:
+            return exc
+    return None
+
+
 def clear_cache() -> None:
     """Forget the arrays cached in this process (e.g. after editing a mirror)."""
     _load_cached.cache_clear()
@@ -237,26 +280,8 @@ def _load_cached(
             spec, located, cache_p, no_net, mirror_p
         )
     else:
-        for loc, path in zip(located, paths):
-            try:  # hashed in full when verifying; else opened, to name it if not
-                got = sha256_of(path) if verify else _opened(path)
-            except OSError as exc:  # not readable: permissions, I/O error
-                raise DatasetUnavailableError(
-                    name,
-                    f"{path} cannot be read ({type(exc).__name__}: "
-                    f"{exc.strerror or exc}). Fix: make it (and its folders) "
-                    "readable by this user, or use a copy that is.",
-                    loc.tried,
-                ) from exc
-            if verify and got != loc.raw.sha256:
-                raise ChecksumMismatchError(
-                    name,
-                    str(path),
-                    loc.raw.sha256,
-                    got,
-                    _checksum_fix(spec, loc),
-                    _line_endings_cause(path, loc.raw.sha256),
-                )
+        for loc in located:
+            _check_copy(spec, loc, verify)
         source = _join_sources([loc.source for loc in located])
         try:
             parsed = parse(spec, paths)
@@ -272,6 +297,30 @@ def _load_cached(
             ) from exc
         by_sizes = False
     return _finish(spec, parsed, source, policy, by_sizes)
+
+
+def _check_copy(spec: DatasetSpec, loc: Located, verify: bool) -> None:
+    """Raise for a found copy that cannot be read or (``verify``) fails its sha256."""
+    assert loc.path is not None
+    try:  # hashed in full when verifying; else opened, to name it if not
+        got = sha256_of(loc.path) if verify else _opened(loc.path)
+    except OSError as exc:  # not readable: permissions, I/O error
+        raise DatasetUnavailableError(
+            spec.name,
+            f"{loc.path} cannot be read ({type(exc).__name__}: "
+            f"{exc.strerror or exc}). Fix: make it (and its folders) "
+            "readable by this user, or use a copy that is.",
+            loc.tried,
+        ) from exc
+    if verify and got != loc.raw.sha256:
+        raise ChecksumMismatchError(
+            spec.name,
+            str(loc.path),
+            loc.raw.sha256,
+            got,
+            _checksum_fix(spec, loc),
+            _line_endings_cause(loc.path, loc.raw.sha256),
+        )
 
 
 def _line_endings_cause(path: Path, expected: str) -> str | None:

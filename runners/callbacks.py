@@ -267,18 +267,31 @@ def folder_problem(folder: object, role: str = "results") -> str | None:
     )
 
 
-def _missing_data(cfg: DictConfig) -> list[str]:
+def _missing_data(
+    cfg: DictConfig, bad: dict[tuple[str, Any], Any] | None = None
+) -> list[tuple[str, bool]]:
     """The loader's message for each dataset of a job found nowhere (an empty
-    list when every file is there, or may come from OpenML)."""
+    list when every file is there, or may come from OpenML); with ``bad`` (a memo
+    of :func:`datasets.bad_copy` by dataset and mirror), also for each copy found
+    that cannot be read or fails its checksum, which would fail every job of it.
+    Each message comes with whether it is such a copy (True) or a missing one."""
     import datasets
     from runners.run import dataset_label
 
     label = dataset_label(cfg.dataset)
     out = []
+    mirror = cfg.paths.data_mirror
     for name in filter(None, [cfg.dataset.name, cfg.dataset.get("noise_donor")]):
-        error = datasets.missing_copy(str(name), mirror=cfg.paths.data_mirror)
+        error = datasets.missing_copy(str(name), mirror=mirror)
+        damaged = False
+        if error is None and bad is not None:
+            key = (str(name), mirror)
+            if key not in bad:  # hashed once per sweep, not once per job
+                bad[key] = datasets.bad_copy(str(name), mirror=mirror)
+            error, damaged = bad[key], True
         if error is not None:  # the message names the dataset; a noisy set's too
-            out.append(str(error) if label == name else f"{label}: {error}")
+            same = label == name == getattr(error, "name", name)
+            out.append((str(error) if same else f"{label}: {error}", damaged))
     return out
 
 
@@ -338,7 +351,8 @@ def check_sweep(config: DictConfig, compose=None, data: bool = False) -> int:
         covered.update(job)
         chosen.append(job)
     errors: dict[str, list[str]] = {}
-    missing: dict[str, list[str]] = {}
+    missing: dict[str, bool] = {}
+    bad: dict[tuple[str, Any], Any] = {}
     shadowed: list[tuple[str, str]] = []
     for job in chosen:
         try:
@@ -346,8 +360,8 @@ def check_sweep(config: DictConfig, compose=None, data: bool = False) -> int:
             shadowed += grid_set_overrides(cfg, job)
             validate_config(cfg)
             # every dataset of the sweep is in a chosen job (each override line is)
-            for message in _missing_data(cfg) if data else []:
-                missing.setdefault(message, list(job))
+            for message, damaged in _missing_data(cfg, bad) if data else []:
+                missing.setdefault(message, damaged)
         except ConfigError as exc:
             errors.setdefault(str(exc), list(job))
         except ConfigCompositionException as exc:
@@ -366,9 +380,15 @@ def check_sweep(config: DictConfig, compose=None, data: bool = False) -> int:
         )
     if missing:  # each job of these datasets would write a failed record
         text = "\n".join(missing)
+        what = {
+            (False,): "is found nowhere",
+            (True,): "has a copy that cannot be used",
+        }.get(
+            tuple(set(missing.values())),
+            "is found nowhere or has a copy that cannot be used",
+        )
         raise ConfigCompositionException(
-            f"kml-run: no job was started; a dataset the sweep needs is found "
-            f"nowhere.\n{text}"
+            f"kml-run: no job was started; a dataset the sweep needs {what}.\n{text}"
         )
     if loader is not None:
         from runners.launch_compose import mark_checked

@@ -60,3 +60,19 @@ def test_an_empty_mirror_setting_means_the_default_mirror(monkeypatch):
     assert missing_copy("musk1", mirror="", cache_dir="") is None
     datasets.clear_cache()
     assert load("musk1", mirror="").source.startswith(f"mirror:{mirror}/")
+
+
+def test_bad_copy_names_a_damaged_copy_and_passes_a_good_one(mirror_copy, tmp_path):
+    """The sweep's up-front data check: the loader's checksum error without a
+    parse (derived sets answer for their base; unavailable ones are skipped)."""
+    root = mirror_copy("ionosphere")
+    cache = tmp_path / "cache"
+    assert datasets.bad_copy("ionosphere", mirror=root, cache_dir=cache) is None
+    assert datasets.bad_copy("ovarian", mirror=root, cache_dir=cache) is None
+    assert datasets.bad_copy("musk1", mirror=root, cache_dir=cache) is None  # absent
+    path = root / "ionosphere" / "ionosphere.tsv.gz"
+    path.write_bytes(path.read_bytes() + b"\0")
+    for name in ("ionosphere", "ionosphere_libsvm"):
+        error = datasets.bad_copy(name, mirror=root, cache_dir=cache)
+        assert isinstance(error, datasets.ChecksumMismatchError)
+        assert error.path == str(path)

@@ -203,3 +203,47 @@ def test_a_misspelt_noise_donor_stops_the_sweep_with_the_check(loader):
     assert "dataset.noise_donor='glas': no such dataset; did you mean glass?" in str(
         err.value
     )
+
+
+def test_a_copy_that_fails_its_checksum_stops_the_sweep_once(
+    loader, tmp_path, monkeypatch
+):
+    """A damaged mirror file used to be found by each job: one failed record per
+    job, each with the same checksum error. The sweep's data check now hashes each
+    dataset it needs once and stops before any job, naming the file."""
+    import shutil
+
+    import datasets
+
+    good = datasets.default_mirror() / "heart_libsvm" / "heart_scale"
+    if not good.is_file():
+        pytest.skip(f"dataset mirror not found at {good.parent.parent}")
+    mirror = tmp_path / "mirror"
+    (mirror / "heart_libsvm").mkdir(parents=True)
+    (mirror / "MANIFEST.md").write_text("# Dataset manifest\n")
+    shutil.copyfile(good, mirror / "heart_libsvm" / "heart_scale")
+    with open(mirror / "heart_libsvm" / "heart_scale", "ab") as fh:
+        fh.write(b"\n")
+    monkeypatch.setenv("DATA_MIRROR", str(mirror))
+    monkeypatch.setenv("KML_OFFLINE", "1")
+    calls = []
+    real = datasets.bad_copy
+    monkeypatch.setattr(
+        datasets, "bad_copy", lambda *a, **k: calls.append(a) or real(*a, **k)
+    )
+    from runners.callbacks import check_sweep
+
+    load, _ = loader
+    overrides = ["dataset=heart_libsvm,iris", "method=svm,fda", "kernel=linear,poly2"]
+    cfg = load.load_configuration("config", overrides, RunMode.MULTIRUN)
+    with pytest.raises(ConfigCompositionException) as err:
+        check_sweep(cfg, data=True)
+    message = str(err.value)
+    assert message.startswith(
+        "kml-run: no job was started; a dataset the sweep needs has a copy that "
+        "cannot be used.\nChecksum mismatch for dataset 'heart_libsvm', file "
+        f"{mirror / 'heart_libsvm' / 'heart_scale'}: "
+    )
+    assert message.count("Checksum mismatch") == 1
+    assert sorted(calls) == [("heart_libsvm",), ("iris",)]  # once per dataset
+    assert check_sweep(cfg) > 0  # without the data check (a cluster's sweep)
