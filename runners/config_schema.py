@@ -260,6 +260,9 @@ def _dataset_name_problem(key: str, value: Any) -> str | None:
     if isinstance(value, str) and value in REGISTRY:
         return None
     fix = "`python -m datasets` lists every name"
+    if key == "dataset.noise_donor" and not str(value).strip():
+        # the run took "" for no donor, under another record key than null's
+        return f"{key}={value!r}: for no noise donor leave it out or set it to null"
     try:
         name = resolve(str(value))
     except UnknownDatasetError:

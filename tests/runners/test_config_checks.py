@@ -416,6 +416,8 @@ def test_lmnn_params_that_the_method_sets_stop_the_sweep_before_any_job(method):
         # a published alias ran under its own label, beside house_votes' records
         (["dataset=sonar", "dataset.name=voting"],
          "dataset.name='voting': use the registry name 'house_votes'"),
+        (["dataset=iris", "dataset.noise_donor="],
+         "dataset.noise_donor='': for no noise donor leave it out or set it to null"),
     ],
 )
 def test_a_dataset_name_given_as_a_value_must_be_a_registry_name(overrides, message):
