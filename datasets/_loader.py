@@ -285,8 +285,17 @@ def _load_cached(
         source = _join_sources([loc.source for loc in located])
         try:
             parsed = parse(spec, paths)
-        except (ImportError, DataValidationError):
-            raise  # a reader's package not installed (rdata, xlrd): its own message
+        except DataValidationError:
+            raise
+        except ImportError as exc:  # a reader's package (rdata, xlrd) not installed
+            package = exc.name or "its reader's package"
+            raise DatasetUnavailableError(
+                name,
+                f"its reader needs the package {package}, which cannot be imported "
+                f"({type(exc).__name__}: {exc}). Fix: `make setup` installs it, or "
+                f"pip install -c constraints/py311.txt {package}",
+                [line for loc in located for line in loc.tried],
+            ) from exc
         except Exception as exc:  # a file the reader cannot take (verify=False)
             raise DataValidationError(
                 f"Dataset {name!r} from {source} cannot be read: "

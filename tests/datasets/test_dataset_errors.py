@@ -448,3 +448,23 @@ def test_a_file_that_cannot_be_opened_is_named_with_the_fix(
         "(and its folders) readable by this user"
     ) in str(info.value)
     assert f"mirror: {path} (found)" in info.value.tried
+
+
+def test_a_reader_package_that_cannot_be_imported_is_named_with_the_fix(
+    mirror, monkeypatch
+):
+    """rdata (or xlrd) missing from a hand-made environment: `python -m datasets
+    --check` stopped on the reader's ModuleNotFoundError traceback, checking none
+    of the datasets after it."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "rdata", None)  # import rdata -> ImportError
+    datasets.clear_cache()
+    with pytest.raises(DatasetUnavailableError) as info:
+        load("central_nervous")
+    message = str(info.value)
+    assert "its reader needs the package rdata, which cannot be imported" in message
+    assert "pip install -c constraints/py311.txt rdata" in message
+    assert any(t.startswith("mirror: ") and t.endswith("(found)") for t in (
+        info.value.tried
+    ))
