@@ -13,8 +13,12 @@ class SymmetricMinMaxScaler(MinMaxScaler):
     ``MinMaxScaler`` sends a constant column to ``feature_range[0]`` (-1); the
     LIBSVM ``svm-scale`` tool, whose output Paper E used, writes 0 there, and
     0 keeps a constant column from shifting a kernel. So for a constant
-    training column ``transform`` gives the middle of ``feature_range`` and
-    ``inverse_transform`` gives back the constant.
+    training column ``transform`` gives the middle of ``feature_range`` at the
+    constant and ``inverse_transform`` gives back the constant. Another value of
+    that column (in a test part, when fitted fold-wise) is scaled as
+    ``MinMaxScaler`` scales it, as if the column had a range of 1 (x - c units
+    from the constant c give ``(x - c) * (max - min)`` from the middle), where
+    ``svm-scale -r`` would write 0 for every value.
 
     Parameters
     ----------
@@ -28,9 +32,12 @@ class SymmetricMinMaxScaler(MinMaxScaler):
     Examples
     --------
     >>> import numpy as np
-    >>> SymmetricMinMaxScaler().fit_transform(np.array([[0.0, 5.0], [2.0, 5.0]]))
+    >>> scaler = SymmetricMinMaxScaler().fit(np.array([[0.0, 5.0], [2.0, 5.0]]))
+    >>> scaler.transform(np.array([[0.0, 5.0], [2.0, 5.0]]))
     array([[-1.,  0.],
            [ 1.,  0.]])
+    >>> scaler.transform(np.array([[1.0, 6.0]]))  # 6 is 1 from the constant 5
+    array([[0., 2.]])
     """
 
     def __init__(self, feature_range=(-1, 1), *, copy=True, clip=False):

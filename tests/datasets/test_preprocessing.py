@@ -150,3 +150,15 @@ def test_non_finite_input_is_refused_not_passed_through(step, value):
     with pytest.raises(ValueError, match=r"needs finite features; X has 1 NaN/inf "
                        r"values in columns \[1\]"):
         preprocess(X, step)
+
+
+def test_symmetric_minmax_constant_column_elsewhere_is_documented():
+    """The docstring said transform gives the middle for a constant training
+    column, as svm-scale does; that holds at the constant only: another value is
+    scaled as by MinMaxScaler, with a unit range (what the docstring now says)."""
+    scaler = SymmetricMinMaxScaler().fit(np.array([[0.0, 5.0], [2.0, 5.0]]))
+    np.testing.assert_array_equal(scaler.transform([[1.0, 5.0]]), [[0.0, 0.0]])
+    np.testing.assert_array_equal(scaler.transform([[1.0, 6.0]]), [[0.0, 2.0]])
+    assert "as if the column had a range of 1" in " ".join(
+        SymmetricMinMaxScaler.__doc__.split()
+    )
