@@ -302,7 +302,9 @@ def check_sweep(config: DictConfig, compose=None, data: bool = False) -> int:
     the overrides of a job that has it, before the launcher starts any job. With
     ``data``, also each dataset a job needs that is found nowhere (wrong
     ``DATA_MIRROR``), with the loader's message (:func:`datasets.missing_copy`:
-    file existence only; a dataset OpenML may provide is left to the run).
+    file existence only; a dataset OpenML may provide is left to the run), and
+    each copy found that cannot be read or fails its sha256
+    (:func:`datasets.bad_copy`, once per dataset).
     """
     from runners.config_schema import (
         ConfigError,
@@ -380,12 +382,14 @@ def check_sweep(config: DictConfig, compose=None, data: bool = False) -> int:
         )
     if missing:  # each job of these datasets would write a failed record
         text = "\n".join(missing)
-        what = {
-            (False,): "is found nowhere",
-            (True,): "has a copy that cannot be used",
-        }.get(
-            tuple(set(missing.values())),
-            "is found nowhere or has a copy that cannot be used",
+        kinds = set(missing.values())  # True: a copy found but damaged
+        what = " or ".join(
+            text
+            for kind, text in (
+                (False, "is found nowhere"),
+                (True, "has a copy that cannot be used"),
+            )
+            if kind in kinds
         )
         raise ConfigCompositionException(
             f"kml-run: no job was started; a dataset the sweep needs {what}.\n{text}"
