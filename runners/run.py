@@ -326,6 +326,17 @@ def shown_label(cfg: DictConfig, label: str) -> str:
     return label
 
 
+#: The longest reason a progress-file outcome keeps (the record keeps all of it).
+REASON_CHARS = 500
+
+
+def short_reason(reason: str) -> str:
+    """``reason`` cut to :data:`REASON_CHARS` for the summary, saying so when cut."""
+    if len(reason) <= REASON_CHARS:
+        return reason
+    return reason[: REASON_CHARS - 40].rstrip() + " ... (cut: the record has it all)"
+
+
 def run_overrides(cfg: DictConfig) -> list[str]:
     """The overrides that made this run's config, as Hydra gives them.
 
@@ -525,7 +536,9 @@ def run_job_outcome(cfg: DictConfig) -> tuple[dict[str, Any], dict[str, Any]]:
         if record["status"] == "error" and record["reason"] != error:
             reason += f"; the run had failed: {record['reason']}"
         record = {**identity, "status": "error", "reason": reason}
-        outcome.update(status="error", reason=reason[:500], record="none written")
+        outcome.update(
+            status="error", reason=short_reason(reason), record="none written"
+        )
         seconds = time.perf_counter() - t_start
         _progress_line(cfg, shown, "error", seconds, reason, outcome=outcome)
         if cfg.get("raise_errors", False):
@@ -551,7 +564,9 @@ def run_job_outcome(cfg: DictConfig) -> tuple[dict[str, Any], dict[str, Any]]:
             "" if record["converged"] else "  NOT CONVERGED"
         )
     # the reason is in the record; the progress file keeps a line per job short
-    outcome.update(status=record["status"], reason=record.get("reason", "")[:500])
+    outcome.update(
+        status=record["status"], reason=short_reason(record.get("reason", ""))
+    )
     _progress_line(
         cfg, shown, record["status"], record["wall_seconds"], extra, outcome=outcome
     )

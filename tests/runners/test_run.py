@@ -356,3 +356,11 @@ def test_progress_and_failed_lines_name_a_chosen_seed(results, caplog):
     assert "svm[kernel=linear] seed=7" in caplog.text
     text, _ = summarize([outcome])
     assert "FAILED sonar svm[kernel=linear] seed=7: " in text
+
+
+def test_a_long_reason_is_cut_for_the_summary_and_says_so():
+    from runners.run import REASON_CHARS, short_reason
+
+    assert short_reason("x" * REASON_CHARS) == "x" * REASON_CHARS
+    cut = short_reason("y" * 2000)
+    assert len(cut) <= REASON_CHARS and cut.endswith("(cut: the record has it all)")
