@@ -114,7 +114,12 @@ def dataset_label(dcfg: Mapping[str, Any]) -> str:
     return f"{dcfg['name']}+{donor}" if donor else str(dcfg["name"])
 
 
-def _load_data(cfg: DictConfig):
+def _load_data(cfg: DictConfig, sources: dict[str, str] | None = None):
+    """``(label, X, y)`` of the run's dataset, preprocessed as its scope says.
+
+    ``sources``, when given, receives where each dataset came from (the loader's
+    ``source``: mirror, cache, package or OpenML), the noise donor's too.
+    """
     import datasets
 
     def available(name: str):
@@ -131,6 +136,8 @@ def _load_data(cfg: DictConfig):
         )
     spec = available(cfg.dataset.name)
     ds = datasets.load(spec.name, mirror=cfg.paths.data_mirror)
+    if sources is not None:
+        sources[spec.name] = ds.source
     X = np.asarray(ds.X, dtype=np.float64)
     donor = cfg.dataset.get("noise_donor")
     if donor:
@@ -146,7 +153,10 @@ def _load_data(cfg: DictConfig):
                 "protocol.preprocess=minmax_pm1 so that the scaling is fitted on each "
                 "training part instead"
             )
-        X_donor = datasets.load(dspec.name, mirror=cfg.paths.data_mirror).X
+        donor_ds = datasets.load(dspec.name, mirror=cfg.paths.data_mirror)
+        if sources is not None:
+            sources[dspec.name] = donor_ds.source
+        X_donor = donor_ds.X
         X = make_noisy(
             X, X_donor, seed=noise_seed(spec.name, dspec.name), scale=scope == "dataset"
         )
@@ -624,12 +634,16 @@ def _run(
     supported = feature_space_kernels(cls)
     if supported is not None and cfg.kernel.kernel not in supported:
         build_input(estimator, np.zeros((1, 1)), kc["kernel"], False)  # raises SkipRun
-    name, X, y = _load_data(cfg)
-    if checkpoints is not None:  # the data's content is not in the key
-        checkpoints.stamp["data"] = data_digest(X, y)
+    sources: dict[str, str] = {}
+    name, X, y = _load_data(cfg, sources)
+    # which copy was read (an OpenML fallback may order its rows otherwise) and
+    # what the protocol saw: the data's content is not in the key
+    data = {"data_sources": sources, "data_digest": data_digest(X, y)}
+    if checkpoints is not None:
+        checkpoints.stamp["data"] = data["data_digest"]
     protocol = kc["protocol"]
     if protocol["kind"] == "nested_training_sets":
-        return _run_every_fit(cfg, kc, estimator, X, y, name)
+        return {**_run_every_fit(cfg, kc, estimator, X, y, name), **data}
     splits = outer_splits(y, protocol, name, int(cfg.seed))
     # split_start: where this worker begins (not in the key). Workers on one long cell
     # claim its splits and share them through the checkpoints (runners.split_claims);
@@ -666,7 +680,7 @@ def _run(
                 on_split=on_split, scoring=cfg.search.scoring, checkpoints=checkpoints,
             )
     folds.sort(key=lambda f: (f.repetition, f.split))
-    return _record_of(folds, X, y)
+    return {**_record_of(folds, X, y), **data}
 
 
 def _record_of(folds: Sequence[Any], X: np.ndarray, y: np.ndarray) -> dict[str, Any]:

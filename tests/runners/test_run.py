@@ -22,6 +22,13 @@ def _run(*overrides):
 def test_record_has_per_fold_and_per_instance_fields(results):
     rec = _run("dataset=sonar", "method=svm", "kernel=linear")
     assert rec["status"] == "ok", rec.get("reason")
+    import datasets
+    from runners.checkpoints import data_digest
+
+    ds = datasets.load("sonar")
+    assert rec["data_sources"] == {"sonar": ds.source}
+    X = datasets.preprocess(ds.X, compose_config(SMOKE).protocol.preprocess)
+    assert rec["data_digest"] == data_digest(X, ds.y)
     assert rec["n_samples"] == 208 and rec["n_test_total"] == 208
     assert len(rec["folds"]) == 2
     fold = rec["folds"][0]
@@ -231,6 +238,10 @@ def test_fold_scope_on_a_noisy_dataset_scales_per_fold_or_says_how(results):
     assert "protocol.preprocess=minmax_pm1" in rec["reason"]
     rec = run_job(compose_config([*noisy, "protocol.preprocess=minmax_pm1"]))
     assert rec["status"] == "ok", rec.get("reason")
+    # which copies were read, the donor's too, and a digest of what the splits saw
+    assert set(rec["data_sources"]) == {"iris", "glass"}
+    assert all(isinstance(v, str) and v for v in rec["data_sources"].values())
+    assert len(rec["data_digest"]) == 16
 
 
 def test_main_skips_the_final_collection_at_exit(monkeypatch):
