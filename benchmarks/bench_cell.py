@@ -63,6 +63,11 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+
+try:
+    from benchmarks._cli import positive_int
+except ImportError:  # run as a script: benchmarks/ is sys.path[0]
+    from _cli import positive_int
 ONE_THREAD = {
     "OMP_NUM_THREADS": "1",
     "OPENBLAS_NUM_THREADS": "1",
@@ -420,13 +425,24 @@ def parse_cell(text: str) -> tuple[str, str]:
     return dataset, kernel
 
 
+def parse_jobs(text: str) -> str:
+    """One word of ``--jobs``: ``N`` or ``Nold`` with N >= 1; argparse's error
+    otherwise (a bad word would fail only after the first timings, in Hydra)."""
+    count = text[:-3] if text.endswith("old") else text
+    if not (count.isdigit() and int(count) >= 1):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not N or Nold with N >= 1 (e.g. 1, 2, 2old)"
+        )
+    return text
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cells", nargs="+", type=parse_cell,
                         default=[("sonar", "linear"), ("musk1", "gauss1")],
                         help="dataset:kernel pairs of mlsvm Table I (method svm)")
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--jobs", nargs="+", default=["1"],
+    parser.add_argument("--repeats", type=positive_int, default=3)
+    parser.add_argument("--jobs", nargs="+", default=["1"], type=parse_jobs,
                         help="KML_JOBS of the harness runs (one timed variant each); "
                         "N + 'old' (e.g. 2old) forces hydra.launcher.n_jobs=N, the "
                         "worker start of a one-job sweep before issue 14's fix")

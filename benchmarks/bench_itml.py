@@ -35,6 +35,11 @@ from threadpoolctl import threadpool_limits
 from methods.metric_learning import _itml
 from methods.metric_learning._itml import ITML, itml_solve, itml_solve_python
 
+try:
+    from benchmarks._cli import positive_int, sample_size
+except ImportError:  # run as a script: benchmarks/ is sys.path[0]
+    from _cli import positive_int, sample_size
+
 
 def constraints(d: int, n_con: int = 180, seed: int = 0):
     rng = np.random.default_rng(seed)
@@ -70,10 +75,10 @@ def _fit_metric(est, X, y):
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--dims", type=int, nargs="+", default=[50, 100, 200, 400])
-    ap.add_argument("--fit-sizes", type=int, nargs="+", default=[100, 300])
-    ap.add_argument("--passes", type=int, default=10)
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--dims", type=positive_int, nargs="+", default=[50, 100, 200, 400])
+    ap.add_argument("--fit-sizes", type=sample_size, nargs="+", default=[100, 300])
+    ap.add_argument("--passes", type=positive_int, default=10)
+    ap.add_argument("--repeat", type=positive_int, default=3)
     args = ap.parse_args()
     threadpool_limits(1)
     z = np.zeros((4, 2))

@@ -41,6 +41,11 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GridSearchCV, StratifiedKFold
 from threadpoolctl import threadpool_limits
 
+try:
+    from benchmarks._cli import int_at_least, positive_int, sample_size
+except ImportError:  # run as a script: benchmarks/ is sys.path[0]
+    from _cli import int_at_least, positive_int, sample_size
+
 from methods.metric_learning import MetricKNN
 from methods.metric_learning._kdml import (
     KDMLFixedKernel,
@@ -196,9 +201,9 @@ def main_grid(args) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sizes", type=int, nargs="+", default=[50, 100, 200, 400])
-    ap.add_argument("--m", type=int, default=3)
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--sizes", type=sample_size, nargs="+", default=[50, 100, 200, 400])
+    ap.add_argument("--m", type=int_at_least(2), default=3)
+    ap.add_argument("--repeat", type=positive_int, default=3)
     ap.add_argument("--grid", action="store_true", help="time the CV grid search")
     args = ap.parse_args()
     threadpool_limits(1)

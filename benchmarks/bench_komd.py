@@ -36,6 +36,11 @@ from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+try:
+    from benchmarks._cli import positive_int, sample_size
+except ImportError:  # run as a script: benchmarks/ is sys.path[0]
+    from _cli import positive_int, sample_size
+
 
 def _splice() -> tuple[np.ndarray, np.ndarray] | None:
     try:
@@ -206,12 +211,12 @@ def parse_sizes(values: list[str]) -> list[int]:
     list of int
         The sizes in the order given.
     """
-    return [int(s) for v in values for s in v.split(",") if s.strip()]
+    return [sample_size(s.strip()) for v in values for s in v.split(",") if s.strip()]
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--repeat", type=positive_int, default=3)
     ap.add_argument(
         "--sizes",
         nargs="+",
@@ -220,8 +225,12 @@ def main() -> None:
         "splice rows stop at its 1000 rows, part 2 always uses n = 800",
     )
     args = ap.parse_args()
+    try:
+        sizes = parse_sizes(args.sizes)
+    except argparse.ArgumentTypeError as exc:  # a usage error, before any timing
+        ap.error(f"argument --sizes: {exc}")
     with one_blas_thread():
-        part1(args.repeat, parse_sizes(args.sizes))
+        part1(args.repeat, sizes)
         part2(args.repeat)
 
 

@@ -50,6 +50,11 @@ from sklearn.preprocessing import StandardScaler  # noqa: E402
 from methods.metric_learning import LMNN, target_neighbors  # noqa: E402
 from methods.metric_learning._lmnn_solver import _Objective  # noqa: E402
 
+try:
+    from benchmarks._cli import positive_int
+except ImportError:  # run as a script: benchmarks/ is sys.path[0]
+    from _cli import positive_int
+
 K_NEIGHBORS = 5
 PUSH_WEIGHT = 0.5
 #: L-BFGS iterations of the untimed warm-up fit a configuration gets before its
@@ -422,7 +427,7 @@ def _floor_timings(repeats: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=positive_int, default=3)
     parser.add_argument(
         "--venv", type=Path, default=Path("/tmp/kml-bench-metric-learn")
     )
@@ -438,7 +443,7 @@ def main() -> None:
     )
     parser.add_argument(
         "--lbfgs",
-        type=int,
+        type=positive_int,
         metavar="MAX_ITER",
         help="mfeat's kernel map: L-BFGS with compiled vector updates against numpy",
     )

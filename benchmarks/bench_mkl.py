@@ -33,8 +33,15 @@ from threadpoolctl import threadpool_limits
 # run as a script from anywhere: the packages live at the repository root
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+try:
+    from benchmarks._cli import positive_float, positive_int
+except ImportError:  # run as a script: benchmarks/ is sys.path[0]
+    from _cli import positive_float, positive_int
+
 N_ROWS = 500
 CS = (1.0, 100.0)
+#: SimpleMKL's solver options (a test keeps them equal to its constraints)
+FAST_SOLVERS = ("auto", "smo", "ipm", "cvxopt")
 
 
 def wdbc_500(seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -77,11 +84,18 @@ def alternated(fits: dict, repeat: int) -> dict[str, tuple[float, object]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--fast", default="auto", help="fast inner solver")
     parser.add_argument(
-        "--repeat", type=int, default=1, help="median of N alternated fits"
+        "--fast",
+        default="auto",
+        choices=FAST_SOLVERS,
+        help="fast inner solver",
     )
-    parser.add_argument("--tol", type=float, default=1e-2, help="duality-gap tol")
+    parser.add_argument(
+        "--repeat", type=positive_int, default=1, help="median of N alternated fits"
+    )
+    parser.add_argument(
+        "--tol", type=positive_float, default=1e-2, help="duality-gap tol"
+    )
     args = parser.parse_args()
 
     from methods._kernels import bank20, kernel_stack

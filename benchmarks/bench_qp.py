@@ -74,6 +74,11 @@ from methods import SVM, check_psd_kernel
 from methods._kernels import pairwise_kernel
 from methods._qp import SMO_TOL, csvm_dual, solve_box_qp, svmm_dual
 
+try:
+    from benchmarks._cli import positive_int, sample_size
+except ImportError:  # run as a script: benchmarks/ is sys.path[0]
+    from _cli import positive_int, sample_size
+
 CS = (0.1, 1.0, 10.0, 100.0, 1000.0)
 PROBLEMS = ("csvm", "eps0", "eps3")
 
@@ -746,7 +751,9 @@ def scorer_cells(repeats: int, n_splits: int = 1) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[200, 569, 1000])
+    parser.add_argument(
+        "--sizes", type=sample_size, nargs="+", default=[200, 569, 1000]
+    )
     parser.add_argument(
         "--scaling", action="store_true", help="the scaling section only (issue 14)"
     )
@@ -758,7 +765,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--scaling-sizes",
-        type=int,
+        type=sample_size,
         nargs="+",
         default=None,
         help="the n of --scaling and --psd (default 1000 2000 4000, --full adds "
@@ -767,14 +774,14 @@ def main(argv: list[str] | None = None) -> int:
     # the sections halve it (the README's "--repeats 6" is 3 interleaved repeats)
     parser.add_argument(
         "--repeats",
-        type=int,
+        type=positive_int,
         default=7,
         help="timed rounds per cell of the main grid, --psd and --svmfda; "
         "--scaling and --rank take max(3, REPEATS // 2), --scorer "
         "max(1, REPEATS // 2)",
     )
     parser.add_argument(
-        "--cvxopt-repeats", type=int, default=3, help="1 is used at n >= 1000"
+        "--cvxopt-repeats", type=positive_int, default=3, help="1 is used at n >= 1000"
     )
     parser.add_argument(
         "--svmfda", action="store_true", help="SVM-FDA C grid, transform reuse"

@@ -43,6 +43,11 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+try:
+    from benchmarks._cli import positive_int
+except ImportError:  # run as a script: benchmarks/ is sys.path[0]
+    from _cli import positive_int
+
 # shape of every dataset of wrbf Table 1 (rows, features, class counts), from
 # shared/datasets/MANIFEST.md; the synthetic fallback reproduces these
 SHAPES = {
@@ -57,6 +62,8 @@ SHAPES = {
 N_DONORS = 6
 N_SPLITS = 100
 TARGET_MIN = 30.0
+#: WRBFSVM's solver options (its _parameter_constraints, a test keeps them equal)
+SOLVERS = ("auto", "auto_path", "libsvm", "smo", "ipm", "cvxopt")
 
 # run as a script from anywhere: the packages live at the repository root
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -204,11 +211,14 @@ def _worker_run(args: tuple) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--solver", default="auto")
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--solver", default="auto", choices=SOLVERS)
+    parser.add_argument("--repeat", type=positive_int, default=3)
+    parser.add_argument("--workers", type=positive_int, default=2)
     parser.add_argument(
-        "--parallel-runs", type=int, default=4, help="pima experiments per worker"
+        "--parallel-runs",
+        type=positive_int,
+        default=4,
+        help="pima experiments per worker",
     )
     args = parser.parse_args()
     one_blas_thread()

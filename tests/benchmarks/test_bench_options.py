@@ -1,0 +1,77 @@
+"""A bad option value of a benchmark script is a usage error, not a traceback.
+
+Each case used to reach the timing code and die there (``median`` of no timings,
+``train_test_split`` of 0 rows, an estimator's parameter check, an unbound local)
+or, for ``bench_lmnn.py --lbfgs 0``, silently run the default benchmark instead.
+Now argparse stops it with status 2 and one line naming the option.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import pytest
+
+CASES = [
+    ("bench_qp", ["--sizes", "0"], "--sizes"),
+    ("bench_qp", ["--sizes", "abc"], "--sizes"),
+    ("bench_qp", ["--repeats", "0"], "--repeats"),
+    ("bench_qp", ["--scaling", "--scaling-sizes", "-5"], "--scaling-sizes"),
+    ("bench_qp", ["--cvxopt-repeats", "0"], "--cvxopt-repeats"),
+    ("bench_komd", ["--sizes", "200,0"], "--sizes"),
+    ("bench_komd", ["--sizes", "200,abc"], "--sizes"),
+    ("bench_komd", ["--repeat", "0"], "--repeat"),
+    ("bench_mkl", ["--fast", "bogus"], "--fast"),
+    ("bench_mkl", ["--repeat", "0"], "--repeat"),
+    ("bench_mkl", ["--tol", "-1"], "--tol"),
+    ("bench_mkl", ["--tol", "nan"], "--tol"),
+    ("bench_itml", ["--dims", "0"], "--dims"),
+    ("bench_itml", ["--repeat", "0"], "--repeat"),
+    ("bench_itml", ["--passes", "0"], "--passes"),
+    ("bench_itml", ["--fit-sizes", "1"], "--fit-sizes"),
+    ("bench_kdml", ["--sizes", "0"], "--sizes"),
+    ("bench_kdml", ["--repeat", "0"], "--repeat"),
+    ("bench_kdml", ["--m", "1"], "--m"),
+    ("bench_lmnn", ["--lbfgs", "0"], "--lbfgs"),
+    ("bench_lmnn", ["--repeats", "0"], "--repeats"),
+    ("bench_wrbf", ["--solver", "bogus"], "--solver"),
+    ("bench_wrbf", ["--repeat", "0"], "--repeat"),
+    ("bench_wrbf", ["--workers", "0"], "--workers"),
+    ("bench_wrbf", ["--parallel-runs", "0"], "--parallel-runs"),
+    ("bench_cell", ["--repeats", "0"], "--repeats"),
+    ("bench_cell", ["--jobs", "abc"], "--jobs"),
+    ("bench_cell", ["--jobs", "0old"], "--jobs"),
+]
+
+
+@pytest.mark.parametrize(
+    "script,argv,option", CASES, ids=[f"{s} {' '.join(a)}" for s, a, _ in CASES]
+)
+def test_bad_value_is_a_usage_error(monkeypatch, capsys, script, argv, option):
+    module = importlib.import_module(f"benchmarks.{script}")
+    monkeypatch.setattr(sys, "argv", [f"{script}.py", *argv])
+    with pytest.raises(SystemExit) as exc:
+        module.main()
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert f"error: argument {option}" in err
+    assert "Traceback" not in err
+
+
+def test_komd_sizes_in_both_forms_still_parse():
+    from benchmarks.bench_komd import parse_sizes
+
+    assert parse_sizes(["200,500", "1000"]) == [200, 500, 1000]
+
+
+def test_solver_choices_are_the_estimators():
+    """The scripts' --fast/--solver choices are what the estimators accept."""
+    from benchmarks import bench_mkl, bench_wrbf
+    from methods import WRBFSVM, SimpleMKL
+
+    def options(estimator):
+        return set(estimator._parameter_constraints["solver"][0].options)
+
+    assert set(bench_mkl.FAST_SOLVERS) == options(SimpleMKL)
+    assert set(bench_wrbf.SOLVERS) == options(WRBFSVM)
