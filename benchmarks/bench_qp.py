@@ -749,10 +749,55 @@ def scorer_cells(repeats: int, n_splits: int = 1) -> bool:
     return all(results)
 
 
+#: the n of the main grid (``--sizes``)
+MAIN_SIZES = (200, 569, 1000)
+#: the options that run one section instead of the main grid
+SECTIONS = ("scaling", "svmfda", "psd", "scorer", "rank")
+#: options that only some sections read, with those sections (None: the main grid)
+SECTION_OPTIONS = {
+    "full": ("scaling",),
+    "same_tol": ("scaling",),
+    "scaling_sizes": ("scaling", "psd", "rank"),
+    "sizes": (None,),
+    "cvxopt_repeats": (None,),
+}
+
+
+def _check_sections(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """One section per run, and no option that the chosen section ignores.
+
+    ``main`` runs the first section flag it finds and nothing else, so
+    ``--scaling --psd`` ran the --psd section only and ``--full`` without
+    ``--scaling`` ran the 5-minute main grid; both now stop at the usage line.
+    """
+
+    def flag(name: str | None) -> str:
+        return "the main grid" if name is None else "--" + name.replace("_", "-")
+
+    chosen = [name for name in SECTIONS if getattr(args, name)]
+    if len(chosen) > 1:
+        parser.error(
+            f"{' and '.join(map(flag, chosen))} are separate sections; run one at "
+            "a time"
+        )
+    section = chosen[0] if chosen else None
+    for option, readers in SECTION_OPTIONS.items():
+        value = getattr(args, option)
+        if value not in (None, False) and section not in readers:
+            parser.error(
+                f"{flag(option)} is read by {' and '.join(map(flag, readers))} "
+                f"only, not by {flag(section)}"
+            )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--sizes", type=sample_size, nargs="+", default=[200, 569, 1000]
+        "--sizes",
+        type=sample_size,
+        nargs="+",
+        default=None,
+        help="the n of the main grid (default 200 569 1000)",
     )
     parser.add_argument(
         "--scaling", action="store_true", help="the scaling section only (issue 14)"
@@ -781,7 +826,11 @@ def main(argv: list[str] | None = None) -> int:
         "max(1, REPEATS // 2)",
     )
     parser.add_argument(
-        "--cvxopt-repeats", type=positive_int, default=3, help="1 is used at n >= 1000"
+        "--cvxopt-repeats",
+        type=positive_int,
+        default=None,
+        help="cvxopt's rounds per cell of the main grid (default 3; 1 is used at "
+        "n >= 1000)",
     )
     parser.add_argument(
         "--svmfda", action="store_true", help="SVM-FDA C grid, transform reuse"
@@ -796,6 +845,7 @@ def main(argv: list[str] | None = None) -> int:
         "--rank", action="store_true", help="auto's rank certificate / fit (n >= 2000)"
     )
     args = parser.parse_args(argv)
+    _check_sections(parser, args)
     if args.scorer:
         with threadpool_limits(limits=1):
             return 0 if scorer_cells(max(1, args.repeats // 2)) else 1
@@ -840,9 +890,9 @@ def main(argv: list[str] | None = None) -> int:
         )
         print(header)
         print("-" * len(header))
-        for n in args.sizes:
+        for n in args.sizes or MAIN_SIZES:
             X, y = wdbc(n)
-            cvx_repeats = 1 if n >= 1000 else args.cvxopt_repeats
+            cvx_repeats = 1 if n >= 1000 else (args.cvxopt_repeats or 3)
             for kernel in ("linear", "gaussian"):
                 K = pairwise_kernel(X, kernel=kernel, sigma=1.0, normalize="cosine")
                 for problem in PROBLEMS:

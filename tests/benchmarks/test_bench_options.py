@@ -75,3 +75,52 @@ def test_solver_choices_are_the_estimators():
 
     assert set(bench_mkl.FAST_SOLVERS) == options(SimpleMKL)
     assert set(bench_wrbf.SOLVERS) == options(WRBFSVM)
+
+
+# bench_qp.py ran the first section flag it found and ignored the rest, and the
+# options of the other sections: `--full` alone ran the 5-minute main grid
+QP_MISMATCHES = [
+    (["--scaling", "--psd"], "--scaling and --psd are separate sections"),
+    (["--full"], "--full is read by --scaling only, not by the main grid"),
+    (["--same-tol", "--rank"], "--same-tol is read by --scaling only, not by --rank"),
+    (["--scaling-sizes", "1000"], "--scaling-sizes is read by --scaling and --psd"),
+    (["--scaling", "--sizes", "200"], "--sizes is read by the main grid only"),
+    (["--svmfda", "--cvxopt-repeats", "2"], "--cvxopt-repeats is read by the main"),
+]
+
+
+class _Timing(Exception):
+    """Raised where bench_qp.py would start timing."""
+
+
+def _first_timing(**kwargs):
+    raise _Timing
+
+
+@pytest.mark.parametrize("argv,message", QP_MISMATCHES)
+def test_qp_option_its_section_ignores_is_a_usage_error(
+    monkeypatch, capsys, argv, message
+):
+    from benchmarks import bench_qp
+
+    monkeypatch.setattr(bench_qp, "threadpool_limits", _first_timing)
+    with pytest.raises(SystemExit) as exc:
+        bench_qp.main(argv)
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_qp_documented_commands_pass_the_section_check(monkeypatch):
+    """Every bench_qp.py command the docs quote (test_bench_commands) is accepted."""
+    from benchmarks import bench_qp
+    from tests.benchmarks.test_bench_commands import COMMANDS
+
+    checked = []
+    monkeypatch.setattr(bench_qp, "threadpool_limits", _first_timing)
+    for _, script, argv in COMMANDS:
+        if script != "bench_qp.py":
+            continue
+        with pytest.raises(_Timing):  # past the checks, at the first timing
+            bench_qp.main(argv)
+        checked.append(argv)
+    assert len(checked) >= 5
