@@ -124,3 +124,26 @@ def test_qp_documented_commands_pass_the_section_check(monkeypatch):
             bench_qp.main(argv)
         checked.append(argv)
     assert len(checked) >= 5
+
+
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["--floor", "--gemm"], "argument --gemm: not allowed with argument --floor"),
+        (["--lbfgs", "40", "--kernel-map"], "not allowed with argument --lbfgs"),
+        (["--venv", "/tmp/x", "--gemm"], "--venv is read by the default comparison"),
+    ],
+)
+def test_lmnn_one_part_per_run(monkeypatch, capsys, argv, message):
+    """bench_lmnn.py ran the first part it found (--floor before --lbfgs before
+    --gemm before --kernel-map) and dropped the others silently."""
+    from benchmarks import bench_lmnn
+
+    for part in ("_floor_timings", "_lbfgs_timings", "_gemm_path_timings",
+                 "_kernel_map_timings", "_install_reference"):
+        monkeypatch.setattr(bench_lmnn, part, _first_timing)
+    monkeypatch.setattr(sys, "argv", ["bench_lmnn.py", *argv])
+    with pytest.raises(SystemExit) as exc:
+        bench_lmnn.main()
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err
