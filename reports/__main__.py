@@ -37,6 +37,12 @@ def main(argv: list[str] | None = None) -> int:
         "experiment's baselines on the same test instances.",
     )
     parser.add_argument("experiment", choices=sorted(REPORTS), help="experiment id")
+    misplaced = _misplaced_subcommand(argv)
+    if misplaced:  # argparse would say "invalid choice: 'site'", which it is not
+        parser.error(
+            f"{misplaced} is a subcommand and comes first, before its options: "
+            + SUBCOMMAND_USAGE[misplaced]
+        )
     parser.add_argument(
         "--results",
         type=os.path.expanduser,  # `--results=~/res`: the shell left the ~
@@ -104,6 +110,28 @@ def main(argv: list[str] | None = None) -> int:
     if written.resolve() == folder.resolve():
         print(_changes(folder, before, _digests(folder)))
     return 0
+
+
+SUBCOMMAND_USAGE = {
+    "site": "kml-report site [--out DIR] [--results DIR]",
+    "compare": "kml-report compare EXPERIMENT --method ID [--against IDS] "
+    "[--results DIR] [--csv FILE]",
+}
+#: the options of the main parser that take a value (``--out DIR``)
+_VALUED = ("--results", "--mcnemar", "--out")
+
+
+def _misplaced_subcommand(argv: list[str]) -> str | None:
+    """``site`` or ``compare`` when it is the first positional word of ``argv``
+    but not its first word (``kml-report --out DIR site``), else None; a value
+    of an option (``--out site``) is not a positional word."""
+    words = iter(argv)
+    for word in words:
+        if word in _VALUED:
+            next(words, None)
+        elif not word.startswith("-"):
+            return word if word in SUBCOMMAND_USAGE else None
+    return None
 
 
 def _within(exc: OSError, target: Path) -> bool:

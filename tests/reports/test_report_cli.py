@@ -1,8 +1,11 @@
-"""kml-report says which files of the generated folder it changed."""
+"""kml-report says which files of the generated folder it changed, and where a
+subcommand goes."""
 
 from __future__ import annotations
 
-from reports.__main__ import _changes, _digests
+import pytest
+
+from reports.__main__ import _changes, _digests, main
 
 
 def test_changes_name_changed_new_and_removed_files(tmp_path):
@@ -26,3 +29,31 @@ def test_no_change_says_so(tmp_path):
     before = _digests(tmp_path)
     assert _changes(tmp_path, before, _digests(tmp_path)).endswith("no file changed")
     assert _digests(tmp_path / "missing") == {}
+
+
+@pytest.mark.parametrize(
+    "argv,sub",
+    [
+        (["--out", "DIR", "site"], "site"),
+        (["--results", "R", "compare", "mlsvm_table1", "--method", "m"], "compare"),
+        (["--mcnemar", "exact", "site"], "site"),
+    ],
+)
+def test_subcommand_after_an_option_names_where_it_goes(capsys, argv, sub):
+    """argparse said "invalid choice: 'site' (choose from <experiments>)", as if
+    site were no command at all."""
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert f"{sub} is a subcommand and comes first" in err
+    assert f"kml-report {sub} " in err
+    assert "invalid choice" not in err
+
+
+def test_a_folder_named_site_is_still_an_option_value(tmp_path, capsys):
+    """`--out site` is a value, not the subcommand: the report runs (here it stops
+    at the empty result store, exit 2, naming it)."""
+    code = main(["mlsvm_table1", "--results", str(tmp_path / "none"), "--out", "site"])
+    assert code == 2
+    assert "result folder" in capsys.readouterr().err
