@@ -20,6 +20,10 @@ REPORTS = {
     "arbf_table1": "reports.arbf:table1",
 }
 
+#: the reports that mark cells with McNemar's test (``--mcnemar``); wrbf compares
+#: by Wilcoxon's test, arbf by published std, kdml by its claims
+MCNEMAR = {"mlsvm_table1", "mlsvm_table2", "lmnnmkl_table1", "lmnnmkl_table2"}
+
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
@@ -52,8 +56,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--mcnemar",
         choices=("chi2_cc", "exact"),
-        default="chi2_cc",
-        help="McNemar variant: continuity-corrected chi-square (default) or exact",
+        default=None,
+        help="McNemar variant of the mlsvm and lmnnmkl tables: continuity-corrected "
+        "chi-square (default) or exact",
     )
     parser.add_argument(
         "--variants",
@@ -71,6 +76,11 @@ def main(argv: list[str] | None = None) -> int:
         "filled cells)",
     )
     args = parser.parse_args(argv)
+    if args.mcnemar and args.experiment not in MCNEMAR:
+        parser.error(
+            f"--mcnemar: {args.experiment} has no McNemar test (only "
+            f"{', '.join(sorted(MCNEMAR))} do); drop the option"
+        )
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     module, func = REPORTS[args.experiment].split(":")
     import importlib
@@ -90,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
         out = getattr(importlib.import_module(module), func)(
             args.results,
             out_dir=args.out,
-            mcnemar_method=args.mcnemar,
+            mcnemar_method=args.mcnemar or "chi2_cc",
             variants=args.variants,
         )
     except ReportError as exc:
