@@ -352,6 +352,12 @@ def main(argv: Sequence[str]) -> int:
         help="also write the rows as CSV",
     )  # fmt: skip
     args = parser.parse_args(argv)
+    if args.csv and os.path.isdir(args.csv):  # else named only after the table,
+        # by the temporary file beside it: "(.tmp-...: Is a directory)"
+        parser.error(
+            f"--csv {args.csv} is a folder; pass a file path, e.g. "
+            f"{os.path.join(args.csv, 'compare.csv')}"
+        )
     against = (
         [a.strip() for a in args.against.split(",") if a.strip()]
         if args.against else None

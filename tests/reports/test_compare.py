@@ -327,6 +327,20 @@ def test_cli_csv_goes_to_a_new_folder_and_a_bad_one_is_named(store, tmp_path, ca
     assert "Traceback" not in err
 
 
+def test_cli_csv_that_is_a_folder_is_named_before_the_table(tmp_path, capsys):
+    """--csv DIR printed the table, then "cannot write --csv DIR
+    (<parent>/.tmp-...: Is a directory)", naming a temporary file."""
+    from reports.__main__ import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["compare", "mlsvm_table1", "--method", "m", "--results",
+              str(tmp_path / "none"), "--csv", str(tmp_path)])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert f"--csv {tmp_path} is a folder; pass a file path, e.g. " in err
+    assert ".tmp-" not in err
+
+
 @pytest.mark.parametrize("alpha", ["5", "0", "-0.1", "1", "x"])
 def test_cli_alpha_is_a_significance_level(alpha, capsys):
     """--alpha 5 marked every pair with p < 5 significant."""
