@@ -42,6 +42,9 @@ CASES = [
     ("bench_cell", ["--repeats", "0"], "--repeats"),
     ("bench_cell", ["--jobs", "abc"], "--jobs"),
     ("bench_cell", ["--jobs", "0old"], "--jobs"),
+    ("bench_cell", ["--cells", "bogus:linear"], "--cells"),
+    ("bench_cell", ["--cells", "ovarian:linear"], "--cells"),
+    ("bench_cell", ["--cells", "sonar:lmnn20"], "--cells"),
 ]
 
 
