@@ -202,10 +202,19 @@ def main_grid(args) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=sample_size, nargs="+", default=[50, 100, 200, 400])
-    ap.add_argument("--m", type=int_at_least(2), default=3)
+    ap.add_argument(
+        "--m",
+        type=int_at_least(2),
+        default=None,
+        help="classes of the C-step problems (default 3; not read by --grid, whose "
+        "sets have 3)",
+    )
     ap.add_argument("--repeat", type=positive_int, default=3)
     ap.add_argument("--grid", action="store_true", help="time the CV grid search")
     args = ap.parse_args()
+    if args.grid and args.m is not None:
+        ap.error("--m is not read by --grid (its synthetic sets have 3 classes)")
+    args.m = args.m or 3
     threadpool_limits(1)
     if args.grid:
         main_grid(args)
@@ -231,6 +240,9 @@ def main() -> None:
             f"{b['m2_step']:9.5f} {b['m2_setup']:9.4f} "
             f"{b['m2_naive'] / b['m2_step']:7.1f}"
         )
+    if len(set(args.sizes)) < 2:  # a line through one point: a made-up slope
+        print("fitted exponent of n: needs two sizes or more (--sizes)")
+        return
     print("fitted exponent of n (log-log slope):")
     for key in ("m1_naive", "m1_step", "m1_setup", "m2_naive", "m2_step", "m2_setup"):
         print(f"  {key:9s} {slope(ns, [best[n][key] for n in args.sizes]):5.2f}")

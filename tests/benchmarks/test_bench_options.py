@@ -150,3 +150,30 @@ def test_lmnn_one_part_per_run(monkeypatch, capsys, argv, message):
         bench_lmnn.main()
     assert exc.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def test_kdml_grid_does_not_take_m(monkeypatch, capsys):
+    """--grid's sets have 3 classes; --m was dropped silently."""
+    from benchmarks import bench_kdml
+
+    monkeypatch.setattr(bench_kdml, "main_grid", _first_timing)
+    monkeypatch.setattr(sys, "argv", ["bench_kdml.py", "--grid", "--m", "4"])
+    with pytest.raises(SystemExit) as exc:
+        bench_kdml.main()
+    assert exc.value.code == 2
+    assert "--m is not read by --grid" in capsys.readouterr().err
+
+
+def test_kdml_one_size_prints_no_exponent(monkeypatch, capsys):
+    """With one size the log-log slope was a line through one point: a
+    RankWarning and made-up exponents (-0.9 for the naive solve)."""
+    from benchmarks import bench_kdml
+
+    keys = ("m1_naive", "m1_step", "m1_setup", "m2_naive", "m2_step", "m2_setup")
+    monkeypatch.setattr(bench_kdml, "threadpool_limits", lambda n: None)
+    monkeypatch.setattr(bench_kdml, "time_size", lambda n, m: dict.fromkeys(keys, 0.01))
+    monkeypatch.setattr(sys, "argv", ["bench_kdml.py", "--sizes", "50"])
+    bench_kdml.main()
+    out = capsys.readouterr().out
+    assert "fitted exponent of n: needs two sizes or more" in out
+    assert "log-log slope" not in out
