@@ -36,9 +36,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="kml-report",
         description="Rebuild a generated table or figure under reports/generated/.",
-        epilog="kml-report site [--out DIR]: build the report site (site/index.html). "
-        "kml-report compare EXPERIMENT --method ID: a method of your own against the "
-        "experiment's baselines on the same test instances.",
+        epilog=f"{SUBCOMMAND_USAGE['site']}: build the report site (site/index.html). "
+        f"{SUBCOMMAND_USAGE['compare']}: a method of your own against the "
+        "experiment's baselines on the same test instances. Each has its --help.",
     )
     parser.add_argument("experiment", choices=sorted(REPORTS), help="experiment id")
     misplaced = _misplaced_subcommand(argv)
@@ -216,13 +216,19 @@ def site_main(argv: list[str]) -> int:
         description="Build the static report site from reports/generated/.",
     )
     parser.add_argument(
-        "--out", type=os.path.expanduser, default=str(DEFAULT_OUT), help="output folder"
+        "--out",
+        type=os.path.expanduser,
+        default=str(DEFAULT_OUT),
+        metavar="DIR",
+        help="output folder (default: site/ of the repository)",
     )
     parser.add_argument(
         "--results",
         type=os.path.expanduser,  # `--results=~/res`: the shell left the ~
         default=os.environ.get("KML_RESULTS", "results"),
-        help="result store root, read for wall times when present",
+        metavar="DIR",
+        help="result store root, read for wall times when present (default: "
+        "$KML_RESULTS or ./results)",
     )
     args = parser.parse_args(argv)
     try:

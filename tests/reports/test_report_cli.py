@@ -89,3 +89,24 @@ def test_mcnemar_reaches_the_reports_that_have_it(monkeypatch, tmp_path):
         assert main([experiment, "--out", str(tmp_path), "--mcnemar", "exact"]) == 0
         assert main([experiment, "--out", str(tmp_path)]) == 0
     assert seen == ["exact", "chi2_cc"] * 4
+
+
+def test_help_names_each_subcommand_with_its_options(capsys):
+    """The epilog said "kml-report site [--out DIR]", leaving out --results; each
+    subcommand's usage there now names options its own parser has."""
+    import re
+
+    from reports.__main__ import SUBCOMMAND_USAGE
+
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for sub, usage in SUBCOMMAND_USAGE.items():
+        assert usage in text
+        with pytest.raises(SystemExit):
+            main([sub, "--help"])
+        sub_help = capsys.readouterr().out
+        assert set(re.findall(r"--[a-z]+", usage)) <= set(
+            re.findall(r"--[a-z]+", sub_help)
+        ), sub
+    assert "[--results DIR]" in SUBCOMMAND_USAGE["site"]
