@@ -340,6 +340,24 @@ def test_kml_run_help_is_kml_runs(tmp_path):
     )
 
 
+def test_readme_names_the_make_targets_that_skip_setup():
+    """"Every make target but `help` and `clean-results` runs setup first": the
+    README said every target, and those two do not (nor need to)."""
+    makefile = (REPO / "Makefile").read_text()
+    m = re.search(r"Every `make` target but ((?:`[a-z-]+`(?:,| and)? ?)+)runs `setup`",
+                  " ".join(README.split()))
+    assert m, "the README's sentence on setup changed"
+    named = set(re.findall(r"`([a-z-]+)`", m.group(1)))
+    no_setup = {
+        name
+        for names, prereqs in re.findall(r"^([a-z][a-z0-9 -]*):(.*)$", makefile, re.M)
+        if not re.search(r"\b(setup|\$\(STAMP\)|\$\(CLUSTER_STAMP\))", prereqs)
+        and names.strip() not in ("setup", "setup-cluster")
+        for name in names.split()
+    }
+    assert named == no_setup
+
+
 def test_readme_report_variants_form(tmp_path):
     # "kml-report <experiment> --variants"
     assert "kml-report <experiment> --variants" in README
