@@ -63,8 +63,53 @@ def _published_as(choice: str, known: Sequence[str]) -> list[str]:
     return sorted({t[low] for t in ALIASES.values() if t.get(low) in known})
 
 
+#: The packages each launcher of ``conf/hydra/launcher/`` needs (its Hydra plugin
+#: first), from ``make setup-cluster``; ``local`` uses joblib's, installed with the
+#: rest.
+LAUNCHER_PLUGINS = {
+    "ray": ("hydra_plugins.hydra_ray_launcher", "ray"),
+    "slurm": ("hydra_plugins.hydra_submitit_launcher", "submitit"),
+    "submitit_local": ("hydra_plugins.hydra_submitit_launcher", "submitit"),
+}
+
+
+def missing_launcher(argv: Sequence[str]) -> str | None:
+    """A message when ``argv`` picks a launcher whose plugin is not installed.
+
+    Without ``make setup-cluster``, ``hydra/launcher=ray`` and ``submitit_local``
+    died in a traceback ("Unknown plugin class : '...RayLauncher'") and
+    ``slurm`` in Hydra's "Could not load 'hydra/launcher/submitit_slurm'" with the
+    config search path, neither naming the missing install.
+    """
+    for arg in argv:
+        key, _, value = arg.partition("=")
+        if key.lstrip("+") != "hydra/launcher" or value not in LAUNCHER_PLUGINS:
+            continue
+        missing = [m for m in LAUNCHER_PLUGINS[value] if not _importable(m)]
+        if missing:
+            return (
+                f"kml-run: no run was started: hydra/launcher={value} needs "
+                f"{' and '.join(missing)}, which this environment lacks; install the "
+                "cluster extras with `make setup-cluster` (README.md, \"Running on a "
+                'cluster")'
+            )
+    return None
+
+
+def _importable(module: str) -> bool:
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:  # its parent package is missing
+        return False
+
+
 def unknown_choices(argv: Sequence[str]) -> str | None:
-    """A message naming each unknown group value of ``argv``, or None."""
+    """A message naming each unknown group value of ``argv``, or None (also a
+    launcher whose plugin is missing: :func:`missing_launcher`)."""
+    if problem := missing_launcher(argv):
+        return problem
     if any(
         "searchpath" in a or a.split("=", 1)[0] in _OTHER_CONFIG_DIR for a in argv
     ):

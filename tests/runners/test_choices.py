@@ -77,3 +77,38 @@ def test_options_are_the_files_of_the_group():
 def test_a_name_contained_in_a_choice_is_offered_first(choice, meant):
     message = unknown_choices(["experiment=arbf_table1", choice])
     assert message is not None and meant in message
+
+
+@pytest.mark.parametrize("launcher", ["ray", "slurm", "submitit_local"])
+def test_a_launcher_without_its_plugin_names_make_setup_cluster(monkeypatch, launcher):
+    """Without `make setup-cluster`, hydra/launcher=ray died in a traceback
+    ("Unknown plugin class") and slurm in Hydra's config search path dump."""
+    import importlib.util
+
+    from runners import choices
+
+    real = importlib.util.find_spec
+    absent = set(choices.LAUNCHER_PLUGINS[launcher])
+
+    def find_spec(name, *args):
+        return None if name in absent else real(name, *args)
+
+    monkeypatch.setattr(importlib.util, "find_spec", find_spec)
+    message = unknown_choices(["experiment=mlsvm_table1", f"hydra/launcher={launcher}"])
+    assert message is not None
+    assert message.startswith(f"kml-run: no run was started: hydra/launcher={launcher}")
+    assert choices.LAUNCHER_PLUGINS[launcher][0] in message
+    assert "make setup-cluster" in message
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: object())
+    assert unknown_choices([f"hydra/launcher={launcher}"]) is None
+
+
+def test_every_cluster_launcher_has_its_plugins_listed():
+    from runners.choices import CONF_DIR, LAUNCHER_PLUGINS
+
+    launchers = {p.stem for p in (CONF_DIR / "hydra" / "launcher").glob("*.yaml")}
+    assert set(LAUNCHER_PLUGINS) == launchers - {"local"}
+    for name, (plugin, _) in LAUNCHER_PLUGINS.items():
+        text = (CONF_DIR / "hydra" / "launcher" / f"{name}.yaml").read_text()
+        target = "submitit_slurm" if name == "slurm" else f"_target_: {plugin}."
+        assert target in text, name
