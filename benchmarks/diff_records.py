@@ -1,8 +1,10 @@
 """Compare two result stores of one experiment, prediction for prediction.
 
-For every cell (dataset, method, kernel) with a finished record in both stores (the
-latest ``status: ok`` record of each; a method parameter overridden on the command
-line, e.g. ``method.solver=auto_path``, is not part of the cell): test indices,
+For every cell (dataset, noise donor, method, kernel, seed: one run of a table,
+each of kdml's 20 runs and wrbf's splits and donors its own cell) with a finished
+record in both stores (the latest ``status: ok`` record of each; a method
+parameter overridden on the command line, e.g. ``method.solver=auto_path``, is not
+part of the cell): test indices,
 folds, labels, predictions and decision values (exact, float for float), and per
 outer split the selected parameters and the inner CV errors of every candidate.
 Used to check that a change meant to leave a table's numbers alone (issue 14:
@@ -40,15 +42,23 @@ FOLD_KEYS = ("repetition", "split", "n_test", "n_errors", "best_params",
              "inner_mean_test_error")
 
 
-def latest_records(
-    store: Path, experiment: str
-) -> dict[tuple[str, str, str], dict]:
-    """(dataset, method, kernel) -> the latest finished record of the experiment."""
-    out: dict[tuple[str, str, str], dict] = {}
+Cell = tuple[str, str, str, str, int]
+
+
+def latest_records(store: Path, experiment: str) -> dict[Cell, dict]:
+    """(dataset, noise donor, method, kernel, seed) -> the latest finished record.
+
+    The seed and the donor are part of the cell: keyed by (dataset, method,
+    kernel) alone, an experiment of several runs per cell (kdml's 20 seeds,
+    wrbf's 100 splits x 6 donors) compared only the newest of them and
+    reported the others' differences as "0 differ".
+    """
+    out: dict[Cell, dict] = {}
     for rec in ResultStore(store).records(experiment):  # damaged ones: warned, skipped
         if rec.get("status") != "ok":
             continue
-        key = (rec["dataset"], rec["method"], rec["kernel"])
+        key = (rec["dataset"], rec.get("noise_donor") or "", rec["method"],
+               rec["kernel"], int(rec.get("seed") or 0))
         if key not in out or rec.get("finished", "") > out[key].get("finished", ""):
             out[key] = rec
     return out
@@ -101,16 +111,21 @@ def main(argv: list[str] | None = None) -> int:
                 file=sys.stderr,
             )
             return 2
+    def name(key: Cell, rec: dict) -> str:
+        dataset, donor, _, _, seed = key
+        return (f"{dataset}{f' + {donor} noise' if donor else ''} {rec['label']}"
+                f"{f' seed={seed}' if seed else ''}")
+
     missing = sorted(set(ra) ^ set(rb))
     differing = 0
     for key in sorted(set(ra) & set(rb)):
         diffs = cell_differences(ra[key], rb[key])
         if diffs:
             differing += 1
-            print(f"DIFFERS {key[0]} {rb[key]['label']}: {', '.join(diffs)}")
+            print(f"DIFFERS {name(key, rb[key])}: {', '.join(diffs)}")
     for key in missing:
         where, rec = ("A", ra[key]) if key in ra else ("B", rb[key])
-        print(f"MISSING {key[0]} {rec['label']}: only in store {where}")
+        print(f"MISSING {name(key, rec)}: only in store {where}")
     n_pred = sum(len((ra[k].get("predictions") or {}).get("y_pred") or [])
                  for k in set(ra) & set(rb))
     print(
