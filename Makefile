@@ -217,5 +217,6 @@ reproduce-arbf reproduce-arbf-table1: setup
 	echo "reproduce-arbf wall time: $$(( $$(date +%s) - start )) s"
 
 
+# quoted: a folder name with a space must not become two folders to delete
 clean-results:
-	rm -rf $(RESULTS) $(or $(KML_OUTPUTS),outputs)
+	rm -rf "$(RESULTS)" "$(or $(KML_OUTPUTS),outputs)"

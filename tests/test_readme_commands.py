@@ -358,6 +358,17 @@ def test_readme_names_the_make_targets_that_skip_setup():
     assert named == no_setup
 
 
+def test_clean_results_deletes_a_folder_with_a_space_as_one(tmp_path):
+    """`rm -rf $(RESULTS)` split "my results" into my and results: make
+    clean-results RESULTS="/x/my results" deleted /x/my and ./results, the
+    default result store. Checked with make -n: the real run would delete."""
+    results, outputs = tmp_path / "my results", tmp_path / "my outputs"
+    out = _run(["make", "-n", "clean-results", f"RESULTS={results}"], tmp_path,
+               KML_OUTPUTS=str(outputs))
+    assert out.returncode == 0, out.text
+    assert shlex.split(out.stdout.strip()) == ["rm", "-rf", str(results), str(outputs)]
+
+
 def test_readme_report_variants_form(tmp_path):
     # "kml-report <experiment> --variants"
     assert "kml-report <experiment> --variants" in README
