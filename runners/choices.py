@@ -73,14 +73,22 @@ LAUNCHER_PLUGINS = {
 }
 
 
+#: Hydra's flags that print instead of running
+_PRINTOUTS = ("-h", "--help", "--hydra-help", "-c", "--cfg", "-i", "--info",
+              "--resolve", "-p", "--package", "--shell-completion", "-sc")
+
+
 def missing_launcher(argv: Sequence[str]) -> str | None:
     """A message when ``argv`` picks a launcher whose plugin is not installed.
 
     Without ``make setup-cluster``, ``hydra/launcher=ray`` and ``submitit_local``
     died in a traceback ("Unknown plugin class : '...RayLauncher'") and
     ``slurm`` in Hydra's "Could not load 'hydra/launcher/submitit_slurm'" with the
-    config search path, neither naming the missing install.
+    config search path, neither naming the missing install. Not checked for a
+    help or config printout (``--help``, ``--cfg job``), which launches nothing.
     """
+    if any(a.split("=", 1)[0] in _PRINTOUTS for a in argv):
+        return None
     for arg in argv:
         key, _, value = arg.partition("=")
         if key.lstrip("+") != "hydra/launcher" or value not in LAUNCHER_PLUGINS:

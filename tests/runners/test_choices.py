@@ -99,6 +99,9 @@ def test_a_launcher_without_its_plugin_names_make_setup_cluster(monkeypatch, lau
     assert message.startswith(f"kml-run: no run was started: hydra/launcher={launcher}")
     assert choices.LAUNCHER_PLUGINS[launcher][0] in message
     assert "make setup-cluster" in message
+    # a printout launches nothing: --help works without the plugin
+    assert unknown_choices([f"hydra/launcher={launcher}", "--help"]) is None
+    assert unknown_choices([f"hydra/launcher={launcher}", "--cfg", "job"]) is None
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: object())
     assert unknown_choices([f"hydra/launcher={launcher}"]) is None
 
