@@ -250,22 +250,31 @@ def compare(
     for r in sorted(new, key=lambda r: (r["dataset"], r["kernel"], r["seed"])):
         cell = (r["dataset"], r["kernel"], r["seed"])
         where = f"{r['dataset']} {r['kernel']} seed {r['seed']}"
+        matched = [
+            b for b in baselines if (b["dataset"], b["kernel"], b["seed"]) == cell
+        ]
         used = protocol_overrides(r)
         if used:  # newest_per_cell found no run with the experiment's protocol
             # listed, not refused: the cells run with the protocol still compare
-            notes.append(
-                f"{where}: every run of {method} overrides the experiment's protocol "
-                f"(the newest with {' '.join(used)}), and the baselines ran its own; "
-                f"rerun {method} as you ran it, without {' '.join(used)}"
-            )
+            if matched:
+                notes.append(
+                    f"{where}: every run of {method} overrides the experiment's "
+                    f"protocol (the newest with {' '.join(used)}), and the baselines "
+                    f"ran its own; rerun {method} as you ran it, without "
+                    f"{' '.join(used)}"
+                )
+            else:  # "the baselines ran its own" was said here too, untrue
+                notes.append(
+                    f"{where}: every run of {method} overrides the experiment's "
+                    f"protocol (the newest with {' '.join(used)}), and no baseline "
+                    "ran the experiment's own config on this cell either: run both "
+                    f"without {' '.join(used)} (kml-run experiment={experiment})"
+                )
             continue
         if r["status"] != "ok":
             notes.append(f"{where}: the newest record of {method} is "
                          f"{r['status']} ({r.get('reason', '')})")  # fmt: skip
             continue
-        matched = [
-            b for b in baselines if (b["dataset"], b["kernel"], b["seed"]) == cell
-        ]
         if not matched:
             notes.append(f"{where}: no finished baseline record{no_baselines}")
         for b in sorted(matched, key=lambda b: b["method"]):

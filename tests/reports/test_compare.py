@@ -235,6 +235,28 @@ def test_a_newer_protocol_variant_does_not_hide_the_run_to_compare(store, tmp_pa
     assert "protocol.*" not in msg and "kml-run experiment=" not in msg
 
 
+def test_a_variant_only_cell_without_an_own_baseline_does_not_claim_one(
+    store, tmp_path
+):
+    """Only a smoke run of myfda and no baseline run of the experiment's own
+    config on the cell: the note said "and the baselines ran its own" anyway."""
+    copy = tmp_path / "results"
+    shutil.copytree(store, copy)
+    _smoke_run(copy).unlink()
+    (baseline,) = copy.rglob("fda[[]*.json")
+    baseline.unlink()
+    df, notes = compare(copy, "mlsvm_table1", "myfda")
+    assert df.empty
+    (msg,) = notes
+    assert "the baselines ran its own" not in msg
+    assert msg.startswith(
+        "sonar linear seed 0: every run of myfda overrides the experiment's "
+        "protocol (the newest with protocol=smoke), and no baseline ran the "
+        "experiment's own config on this cell either"
+    )
+    assert "kml-run experiment=mlsvm_table1" in msg
+
+
 def _as_seed(path: Path, seed: int) -> None:
     """A copy of the record at ``path`` as the run of another seed of its cell."""
     rec = json.loads(path.read_text())
