@@ -467,10 +467,11 @@ def main() -> None:
                         default=[("sonar", "linear"), ("musk1", "gauss1")],
                         help="dataset:kernel pairs of mlsvm Table I (method svm)")
     parser.add_argument("--repeats", type=positive_int, default=3)
-    parser.add_argument("--jobs", nargs="+", default=["1"], type=parse_jobs,
+    parser.add_argument("--jobs", nargs="+", default=None, type=parse_jobs,
                         help="KML_JOBS of the harness runs (one timed variant each); "
                         "N + 'old' (e.g. 2old) forces hydra.launcher.n_jobs=N, the "
-                        "worker start of a one-job sweep before issue 14's fix")
+                        "worker start of a one-job sweep before issue 14's fix "
+                        "(default 1)")
     parser.add_argument("--sklearn-frozen", action="store_true",
                         help="also time the sklearn script exiting with gc.freeze, "
                         "as kml-run does (a second, informational ratio)")
@@ -490,9 +491,13 @@ def main() -> None:
     if args.split_child:
         split_child(*args.split_child)
         return
+    if args.split_only and (args.jobs or args.sklearn_frozen):
+        # the time split is one in-process run: no worker count, no sklearn script
+        parser.error("--jobs and --sklearn-frozen time the ratios, which "
+                     "--split-only leaves out")
     cells = args.cells
     if not args.split_only:
-        bench_cells(cells, args.repeats, args.jobs, args.sklearn_frozen)
+        bench_cells(cells, args.repeats, args.jobs or ["1"], args.sklearn_frozen)
     if not args.no_split:
         for dataset, kernel in cells:
             time_split(dataset, kernel, args.repeats)

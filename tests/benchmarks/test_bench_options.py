@@ -177,3 +177,28 @@ def test_kdml_one_size_prints_no_exponent(monkeypatch, capsys):
     out = capsys.readouterr().out
     assert "fitted exponent of n: needs two sizes or more" in out
     assert "log-log slope" not in out
+
+
+@pytest.mark.parametrize("extra", [["--jobs", "2"], ["--sklearn-frozen"]])
+def test_cell_split_only_refuses_the_ratio_options(monkeypatch, capsys, extra):
+    """--split-only times the harness in-process: --jobs and --sklearn-frozen
+    were dropped silently."""
+    from benchmarks import bench_cell
+
+    monkeypatch.setattr(bench_cell, "time_split", _first_timing)
+    monkeypatch.setattr(bench_cell, "bench_cells", _first_timing)
+    monkeypatch.setattr(sys, "argv", ["bench_cell.py", "--split-only", *extra])
+    with pytest.raises(SystemExit) as exc:
+        bench_cell.main()
+    assert exc.value.code == 2
+    assert "--split-only leaves out" in capsys.readouterr().err
+
+
+def test_cell_jobs_default_is_one(monkeypatch):
+    from benchmarks import bench_cell
+
+    seen = []
+    monkeypatch.setattr(bench_cell, "bench_cells", lambda c, r, j, f: seen.append(j))
+    monkeypatch.setattr(sys, "argv", ["bench_cell.py", "--no-split"])
+    bench_cell.main()
+    assert seen == [["1"]]
