@@ -35,7 +35,7 @@ help:
 	@echo "  make reproduce-lmnnmkl-table1 lmnnmkl Table 1, LMNN with 20 kernels (~48 min)"
 	@echo "  make reproduce-lmnnmkl-table2 lmnnmkl Table 2, mfeat's six views (~2 h 45 min)"
 	@echo "  make reproduce-kdml           kdml Figs. 1-4 and the Sec. 5 claims (~1 h)"
-	@echo "  make reproduce-all            every artifact above, then the site, with a summary"
+	@echo "  make reproduce-all            every reproduce-* target above (not check-table1), then the site, with a summary"
 	@echo "  make site                     build the report site under site/ (open site/index.html)"
 	@echo "Every sweep resumes where it stopped; ARGS='...' adds Hydra overrides to its kml-run."
 
