@@ -231,6 +231,12 @@ def compare(
             )
         )
     present = sorted({r["method"] for r in own if r["method"] != method})
+    if against is not None and method in against:  # not a baseline of itself
+        raise ReportError(
+            f"--against {method}: that is the method compared (--method {method}); "
+            f"its baselines are the experiment's other methods: "
+            f"{', '.join(present) or 'none'}"
+        )
     if against is not None:
         unknown = sorted(set(against) - set(present))
         if unknown:

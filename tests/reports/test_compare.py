@@ -93,6 +93,16 @@ def test_mistyped_names_get_the_name_meant_not_the_typo_back(store):
         assert typo is None or typo not in str(exc.value), str(exc.value)
 
 
+def test_the_method_itself_as_a_baseline_is_named_as_such(store):
+    """--against myfda with --method myfda answered "no record of the
+    experiment's own runs; baselines present: fda" (and, for svmm against svmm,
+    "did you mean svm for svmm?")."""
+    with pytest.raises(ReportError, match=r"--against myfda: that is the method "
+                       r"compared \(--method myfda\); its baselines are the "
+                       r"experiment's other methods: fda"):
+        compare(store, "mlsvm_table1", "myfda", ["fda", "myfda"])
+
+
 def test_ad_hoc_records_cannot_be_compared_and_say_why_in_one_line(
     tmp_path, capsys, caplog
 ):
