@@ -9,7 +9,9 @@ deep in a timing loop (``median`` of no timings, ``train_test_split`` of 0 rows)
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable
+from pathlib import Path
 
 
 def int_at_least(low: int) -> Callable[[str], int]:
@@ -58,3 +60,16 @@ def positive_float(text: str) -> float:
     if not value > 0:  # also NaN
         raise argparse.ArgumentTypeError(f"{text} is not > 0 (give a number > 0)")
     return value
+
+
+def run(main: Callable[[], int | None], *expected: type[BaseException]) -> int:
+    """A script's exit status from ``main()``: a dataset found nowhere (the data
+    mirror not set, ``datasets.DatasetError``) or one of ``expected`` ends it with
+    its message and status 1 instead of a traceback around that message."""
+    from datasets.exceptions import DatasetError
+
+    try:
+        return main() or 0
+    except (DatasetError, *expected) as exc:
+        sys.stderr.write(f"{Path(sys.argv[0]).name}: error: {exc}\n")
+        return 1

@@ -65,9 +65,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 try:
-    from benchmarks._cli import positive_int
+    from benchmarks._cli import positive_int, run
 except ImportError:  # run as a script: benchmarks/ is sys.path[0]
-    from _cli import positive_int
+    from _cli import positive_int, run
 
 ONE_THREAD = {
     "OMP_NUM_THREADS": "1",
@@ -193,6 +193,11 @@ def child_env(jobs: str = "1") -> dict[str, str]:
     return env
 
 
+class ChildFailed(RuntimeError):
+    """A timed child process (kml-run, the scikit-learn script) failed; its
+    output says why (e.g. a dataset the data mirror lacks)."""
+
+
 def timed(argv: list[str], jobs: str = "1") -> tuple[float, float]:
     """Wall and CPU (user + sys) seconds of one child process run to completion."""
     env = child_env(jobs)
@@ -202,7 +207,7 @@ def timed(argv: list[str], jobs: str = "1") -> tuple[float, float]:
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(argv)} failed:\n{proc.stdout}\n{proc.stderr}")
+        raise ChildFailed(f"{' '.join(argv)} failed:\n{proc.stdout}\n{proc.stderr}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return wall, cpu
 
@@ -505,4 +510,4 @@ def main() -> None:
 
 if __name__ == "__main__":
     sys.path.insert(0, str(ROOT))
-    main()
+    sys.exit(run(main, ChildFailed))

@@ -51,9 +51,9 @@ from methods.metric_learning import LMNN, target_neighbors  # noqa: E402
 from methods.metric_learning._lmnn_solver import _Objective  # noqa: E402
 
 try:
-    from benchmarks._cli import positive_int
+    from benchmarks._cli import positive_int, run
 except ImportError:  # run as a script: benchmarks/ is sys.path[0]
-    from _cli import positive_int
+    from _cli import positive_int, run
 
 K_NEIGHBORS = 5
 PUSH_WEIGHT = 0.5
@@ -568,4 +568,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run(main))

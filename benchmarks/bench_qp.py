@@ -75,9 +75,9 @@ from methods._kernels import pairwise_kernel
 from methods._qp import SMO_TOL, csvm_dual, solve_box_qp, svmm_dual
 
 try:
-    from benchmarks._cli import positive_int, sample_size
+    from benchmarks._cli import positive_int, run, sample_size
 except ImportError:  # run as a script: benchmarks/ is sys.path[0]
-    from _cli import positive_int, sample_size
+    from _cli import positive_int, run, sample_size
 
 CS = (0.1, 1.0, 10.0, 100.0, 1000.0)
 PROBLEMS = ("csvm", "eps0", "eps3")
@@ -995,4 +995,4 @@ def summary(rows: list[dict]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run(main))
