@@ -360,7 +360,9 @@ def main(argv: Sequence[str]) -> int:
     )  # fmt: skip
     parser.add_argument(
         "--mcnemar", choices=("chi2_cc", "exact"), default="chi2_cc",
-        help="McNemar variant (default: continuity-corrected chi-square)",
+        help="McNemar variant, for cells where each instance is tested once "
+        "(k-fold CV; repeated splits take Wilcoxon's test) (default: "
+        "continuity-corrected chi-square)",
     )  # fmt: skip
     parser.add_argument(
         "--csv", type=os.path.expanduser, metavar="FILE",
