@@ -68,8 +68,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--out",
-        type=os.path.expanduser,
         default=None,
+        type=nonempty,
         metavar="DIR",
         help="write the files here instead of reports/generated/<paper>/ (needed for "
         "a partial sweep: a committed table is never replaced by one with fewer "
@@ -120,6 +120,20 @@ def main(argv: list[str] | None = None) -> int:
     if written.resolve() == folder.resolve():
         print(_changes(folder, before, _digests(folder)))
     return 0
+
+
+def nonempty(text: str) -> str:
+    """``--out`` / ``--csv``: a path, not an empty word, with a leading ``~``
+    expanded (``--out=~/rep``: the shell left it). ``--out ""`` (``--out
+    "$OUT"`` with OUT unset) wrote the table files into the current folder and
+    ``--csv ""`` wrote nothing, both without a word."""
+    import argparse
+
+    if not text.strip():
+        raise argparse.ArgumentTypeError(
+            "empty; give a path (a variable in the command may be unset)"
+        )
+    return os.path.expanduser(text)
 
 
 SUBCOMMAND_USAGE = {
@@ -217,8 +231,8 @@ def site_main(argv: list[str]) -> int:
     )
     parser.add_argument(
         "--out",
-        type=os.path.expanduser,
         default=str(DEFAULT_OUT),
+        type=nonempty,
         metavar="DIR",
         help="output folder (default: site/ of the repository)",
     )

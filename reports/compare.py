@@ -338,6 +338,8 @@ def main(argv: Sequence[str]) -> int:
     import argparse
     import os
 
+    from reports.__main__ import nonempty
+
     parser = argparse.ArgumentParser(
         prog="kml-report compare",
         description="A method of your own against an experiment's baselines, on "
@@ -364,10 +366,8 @@ def main(argv: Sequence[str]) -> int:
         "(k-fold CV; repeated splits take Wilcoxon's test) (default: "
         "continuity-corrected chi-square)",
     )  # fmt: skip
-    parser.add_argument(
-        "--csv", type=os.path.expanduser, metavar="FILE",
-        help="also write the rows as CSV",
-    )  # fmt: skip
+    parser.add_argument("--csv", metavar="FILE", type=nonempty,
+                        help="also write the rows as CSV")
     args = parser.parse_args(argv)
     if args.csv and os.path.isdir(args.csv):  # else named only after the table,
         # by the temporary file beside it: "(.tmp-...: Is a directory)"

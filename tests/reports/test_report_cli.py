@@ -110,3 +110,22 @@ def test_help_names_each_subcommand_with_its_options(capsys):
             re.findall(r"--[a-z]+", sub_help)
         ), sub
     assert "[--results DIR]" in SUBCOMMAND_USAGE["site"]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["mlsvm_table1", "--out", ""],
+        ["site", "--out", ""],
+        ["compare", "mlsvm_table1", "--method", "m", "--csv", ""],
+    ],
+)
+def test_an_empty_output_path_is_a_usage_error(tmp_path, monkeypatch, capsys, argv):
+    """--out "" (--out "$OUT", OUT unset) wrote the table files into the current
+    folder, the site's too; --csv "" wrote nothing. Neither said so."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exc:
+        main([*argv, "--results", str(tmp_path / "none")])
+    assert exc.value.code == 2
+    assert "empty; give a path" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
