@@ -101,6 +101,44 @@ def _datasets():
     yield "synthetic_2000x50", X, y
 
 
+#: file that marks a venv made by :func:`_install_reference`
+VENV_MARKER = ".kml-bench-reference"
+
+
+def _venv_problem(venv: Path) -> str | None:
+    """Why ``venv`` must not be the throwaway reference venv, or None.
+
+    :func:`_install_reference` runs ``python -m venv`` on it and pip-installs
+    metric-learn with ``scikit-learn<=1.7``: given the harness's own ``.venv``
+    that downgraded its scikit-learn, and given a plain folder (``--venv ""``
+    is the current one) it wrote ``bin/``, ``lib/`` and ``pyvenv.cfg`` there.
+    """
+    if venv.resolve() == Path(sys.prefix).resolve():
+        return (
+            "that is the environment running this script, whose scikit-learn the "
+            "reference install would replace; give a throwaway folder (created if "
+            "missing)"
+        )
+    if venv.is_dir() and any(venv.iterdir()) and not (venv / "pyvenv.cfg").exists():
+        return (
+            "that folder holds files and is no virtual environment; give a new "
+            "folder (created if missing) or the one an earlier run made"
+        )
+    if venv.exists() and not venv.is_dir():
+        return "that is a file; give a folder (created if missing)"
+    if (venv / "pyvenv.cfg").exists() and not (venv / VENV_MARKER).exists():
+        python = venv / "bin" / "python"
+        probe = [python, "-c", "import metric_learn"]
+        if not (python.exists() and subprocess.run(probe, capture_output=True)
+                .returncode == 0):
+            return (
+                "that virtual environment was not made by this script and has no "
+                "metric-learn: the install would change its packages "
+                "(scikit-learn<=1.7); give a new folder (created if missing)"
+            )
+    return None
+
+
 def _install_reference(venv: Path) -> Path | None:
     python = venv / "bin" / "python"
     if python.exists():
@@ -109,6 +147,7 @@ def _install_reference(venv: Path) -> Path | None:
             return python
     try:
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        (venv / VENV_MARKER).touch()  # ours: a later run may install into it
         subprocess.run(
             [
                 python,
@@ -478,6 +517,9 @@ def main() -> None:
         _kernel_map_timings()
         return
     venv = args.venv or Path("/tmp/kml-bench-metric-learn")
+    problem = _venv_problem(venv)
+    if problem:
+        parser.error(f"--venv {venv}: {problem}")
     ref_python = _install_reference(venv)
     ref_name = "metric-learn 0.7" if ref_python else "dense"
     tmp = Path(tempfile.mkdtemp(prefix="bench_lmnn_"))

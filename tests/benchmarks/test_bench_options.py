@@ -244,3 +244,38 @@ def test_the_scripts_exit_through_run():
     for name in ("bench_lmnn.py", "bench_qp.py", "bench_cell.py"):
         tail = (bench / name).read_text().rsplit('if __name__ == "__main__":', 1)[1]
         assert "sys.exit(run(main" in tail, name
+
+
+def test_lmnn_venv_that_is_not_a_throwaway_one_is_refused(
+    monkeypatch, capsys, tmp_path
+):
+    """--venv got `python -m venv` and `pip install metric-learn
+    scikit-learn<=1.7` whatever it named: the harness's own .venv (its
+    scikit-learn downgraded), or a plain folder (--venv "" is the current one)."""
+    from pathlib import Path
+
+    from benchmarks import bench_lmnn
+
+    problem = bench_lmnn._venv_problem
+    assert "environment running this script" in problem(Path(sys.prefix))
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "plain" / "notes.txt").write_text("x")
+    assert "no virtual environment" in problem(tmp_path / "plain")
+    (tmp_path / "file").write_text("x")
+    assert "is a file" in problem(tmp_path / "file")
+    other = tmp_path / "other-venv"
+    other.mkdir()
+    (other / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    assert "not made by this script" in problem(other)
+    (other / bench_lmnn.VENV_MARKER).touch()
+    assert problem(other) is None  # one it made before: it may install there
+    assert problem(tmp_path / "new") is None
+    (tmp_path / "empty").mkdir()
+    assert problem(tmp_path / "empty") is None
+
+    monkeypatch.setattr(bench_lmnn, "_install_reference", _first_timing)
+    monkeypatch.setattr(sys, "argv", ["bench_lmnn.py", "--venv", sys.prefix])
+    with pytest.raises(SystemExit) as exc:
+        bench_lmnn.main()
+    assert exc.value.code == 2
+    assert "environment running this script" in capsys.readouterr().err
