@@ -26,8 +26,10 @@ Run:  nice -n 5 .venv/bin/python benchmarks/bench_lmnn.py [--repeats 3]
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -523,6 +525,9 @@ def main() -> None:
     ref_python = _install_reference(venv)
     ref_name = "metric-learn 0.7" if ref_python else "dense"
     tmp = Path(tempfile.mkdtemp(prefix="bench_lmnn_"))
+    # the reference's inputs and output (X.npy, y.npy, L.npy, ref.py): ~1 MB that
+    # every run left in the temporary folder
+    atexit.register(shutil.rmtree, tmp, True)
     script = tmp / "ref.py"
     script.write_text(_REF_SCRIPT)
     # compile / load the numba loops outside the timings: one untimed fit of each

@@ -279,3 +279,30 @@ def test_lmnn_venv_that_is_not_a_throwaway_one_is_refused(
         bench_lmnn.main()
     assert exc.value.code == 2
     assert "environment running this script" in capsys.readouterr().err
+
+
+def test_lmnn_default_run_leaves_no_temporary_folder(monkeypatch, tmp_path, capsys):
+    """Every default run left /tmp/bench_lmnn_*/ with X.npy, y.npy, L.npy and
+    ref.py (~1 MB) behind."""
+    import atexit
+    import tempfile
+
+    import numpy as np
+
+    from benchmarks import bench_lmnn
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(bench_lmnn, "_install_reference", lambda venv: None)
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(40, 3)), np.array([0, 1] * 20)
+    monkeypatch.setattr(bench_lmnn, "_datasets", lambda: iter([("tiny", X, y)]))
+    at_exit = []
+    monkeypatch.setattr(atexit, "register", lambda f, *a: at_exit.append((f, a)))
+    monkeypatch.setattr(
+        sys, "argv", ["bench_lmnn.py", "--repeats", "1", "--venv", str(tmp_path / "v")]
+    )
+    bench_lmnn.main()
+    assert "tiny" in capsys.readouterr().out
+    for func, args in at_exit:
+        func(*args)
+    assert list(tmp_path.glob("bench_lmnn_*")) == []
