@@ -330,6 +330,8 @@ def test_kml_run_help_is_kml_runs(tmp_path):
     assert out.returncode == 0, out.text
     assert "run is powered by Hydra" not in out.stdout
     assert out.stdout.startswith("kml-run: one run")
+    # a comma list sweeps in an experiment's multirun or with -m, not alone
+    assert "-m with comma lists" in out.stdout
     for form in ("kml-run experiment=mlsvm_table1 dataset=sonar,wdbc",
                  "kml-run dataset=wdbc method=svmm kernel=poly2"):
         assert form in out.stdout and form in README
