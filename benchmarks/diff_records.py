@@ -89,9 +89,13 @@ def cell_differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("store_a", type=Path)
-    parser.add_argument("store_b", type=Path)
-    parser.add_argument("--experiment", default="mlsvm_table1")
+    parser.add_argument(
+        "store_a", type=Path, help="a results root (results/, paths.results)"
+    )
+    parser.add_argument("store_b", type=Path, help="the other results root")
+    parser.add_argument(
+        "--experiment", default="mlsvm_table1", help="default: mlsvm_table1"
+    )
     parser.add_argument(
         "--only-common", action="store_true",
         help="cells in one store only are listed but do not fail the check",
