@@ -82,9 +82,10 @@ report-mlsvm-table1: setup
 	$(BIN)/python -m reports mlsvm_table1
 
 # the runs of conf/experiment/mlsvm_table1_checks.yaml (one kml-run sweep per entry of
-# its `checks` list; set -f: the overrides hold [..] and {..}), then the report
+# its `checks` list; set -f: the overrides hold [..] and {..}; pipefail: a failed
+# --sweeps listing, which gives the loop no line, fails the target), then the report
 check-table1: setup
-	@start=$$(date +%s); set -f; \
+	@start=$$(date +%s); set -f -o pipefail; \
 	$(BIN)/python -m reports.mlsvm_checks --sweeps | while read -r args; do \
 	  $(BIN)/python -m runners.run $$args $(ARGS) || exit 1; done && \
 	$(BIN)/python -m reports mlsvm_table1_checks && \

@@ -386,6 +386,30 @@ def test_make_help_says_which_targets_reproduce_all_runs(tmp_path):
     assert all(t in line for t in not_run), line
 
 
+def test_check_table1_fails_when_its_sweeps_cannot_be_listed(tmp_path):
+    """`reports.mlsvm_checks --sweeps | while read ...` took the loop's status:
+    a listing that failed gave the loop no line, the report ran over whatever
+    was there and make ended with status 0 ("check-table1 wall time: 0 s").
+    Run with a stand-in python (BIN=...) whose listing fails."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    python = fake / "python"
+    python.write_text(
+        "#!/bin/bash\n"
+        'case "$*" in\n'
+        '  *"reports.mlsvm_checks --sweeps"*) echo "listing failed" >&2; exit 3;;\n'
+        '  *"-m reports mlsvm_table1_checks"*) echo REPORT-RAN;;\n'
+        "esac\n"
+    )
+    python.chmod(0o755)
+    stamp = tmp_path / "installed"  # newer than pyproject.toml: setup does nothing
+    stamp.touch()
+    out = _run(["make", "--no-print-directory", "check-table1", f"BIN={fake}",
+                f"STAMP={stamp}"], tmp_path)
+    assert out.returncode != 0, out.text
+    assert "REPORT-RAN" not in out.text and "wall time" not in out.text
+
+
 def test_readme_report_variants_form(tmp_path):
     # "kml-report <experiment> --variants"
     assert "kml-report <experiment> --variants" in README
