@@ -278,8 +278,8 @@ def test_checkpoints_of_other_data_are_recomputed(results, monkeypatch):
     _killed_run_leaves_two_checkpoints(monkeypatch, results)
     real = run._load_data
 
-    def other_data(cfg):
-        name, X, y = real(cfg)
+    def other_data(cfg, *args):
+        name, X, y = real(cfg, *args)
         return name, X[:, ::-1].copy(), y  # same rows, other columns
 
     monkeypatch.setattr(run, "_load_data", other_data)
