@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
 GROUPS = ("dataset", "method", "kernel", "protocol", "experiment")
@@ -118,9 +119,7 @@ def unknown_choices(argv: Sequence[str]) -> str | None:
     launcher whose plugin is missing: :func:`missing_launcher`)."""
     if problem := missing_launcher(argv):
         return problem
-    if any(
-        "searchpath" in a or a.split("=", 1)[0] in _OTHER_CONFIG_DIR for a in argv
-    ):
+    if any(a.split("=", 1)[0] in _OTHER_CONFIG_DIR for a in argv):
         return None  # choices may live in another config directory
     from hydra.core.override_parser.overrides_parser import OverridesParser
     from hydra.core.override_parser.types import ChoiceSweep
@@ -130,6 +129,10 @@ def unknown_choices(argv: Sequence[str]) -> str | None:
         overrides = OverridesParser.create().parse_overrides(lines)
     except Exception:  # noqa: BLE001 (a syntax error is Hydra's to explain)
         return None
+    if any("searchpath" in a for a in argv):
+        # choices may live in another config directory: not judged unknown, but
+        # one that conf/ also has is conf/'s, which Hydra reads first
+        return _shadowed(overrides, ChoiceSweep)
     problems = []
     example = None  # (group, choice) of the first unknown value, for the hint
     for override in overrides:
@@ -166,4 +169,56 @@ def unknown_choices(argv: Sequence[str]) -> str | None:
         "a config file of your own outside conf/ is found through its folder: add "
         f'"hydra.searchpath=[file://$PWD/myconf]" for myconf/{group}/{choice}.yaml'
     )
+    return "kml-run: no run was started:\n  " + "\n  ".join(problems)
+
+
+def _group_values(override: Any, choice_sweep: type) -> list[str]:
+    """The plain string values of a config-group override (none for a sweep
+    function, an interpolation, a package or a delete)."""
+    if override.key_or_group not in GROUPS or override.is_delete() or override.package:
+        return []
+    value = override.value()
+    values = list(value.list) if isinstance(value, choice_sweep) else [value]
+    return [v for v in values if isinstance(v, str) and "${" not in v]
+
+
+def _shadowed(overrides: Sequence[Any], choice_sweep: type) -> str | None:
+    """A message naming each chosen config file of an added search path that a
+    file of ``conf/`` with the same name hides, or None.
+
+    Hydra reads ``conf/`` before the folders of ``hydra.searchpath``, so
+    ``myconf/method/fda.yaml`` selected by ``method=fda`` is never read: the run
+    is the paper's FDA, recorded (or found cached) under the name the user gave
+    their own method, and ``kml-report compare --method fda`` then compares the
+    paper's FDA. A file equal to conf/'s (a copy kept as a template) changes
+    nothing. Only ``file://`` folders are looked in.
+    """
+    folders = []
+    for override in overrides:
+        if override.key_or_group.lstrip("+") != "hydra.searchpath":
+            continue
+        value = override.value()
+        for entry in value if isinstance(value, list) else [value]:
+            if isinstance(entry, str) and entry.startswith("file://"):
+                folders.append(Path(entry.removeprefix("file://")))
+    problems = []
+    for override in overrides:
+        group = override.key_or_group
+        for choice in _group_values(override, choice_sweep):
+            if choice not in options(group):
+                continue
+            for folder in folders:
+                mine = folder / group / f"{choice}.yaml"
+                ours = CONF_DIR / group / f"{choice}.yaml"
+                if mine.is_file() and mine.read_bytes() != ours.read_bytes():
+                    problems.append(
+                        f"{group}={choice}: {mine} is hidden by the repository's "
+                        f"conf/{group}/{choice}.yaml, which Hydra reads first, so "
+                        f"the run would be conf/'s {choice}, not yours; give your "
+                        f"file a name conf/{group}/ does not have (e.g. "
+                        f"{mine.with_name(choice + '_mine.yaml')}, "
+                        f"{group}={choice}_mine)"
+                    )
+    if not problems:
+        return None
     return "kml-run: no run was started:\n  " + "\n  ".join(problems)

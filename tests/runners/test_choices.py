@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from runners.choices import CONF_DIR as REPO_CONF
 from runners.choices import options, unknown_choices
 
 
@@ -115,3 +116,26 @@ def test_every_cluster_launcher_has_its_plugins_listed():
         text = (CONF_DIR / "hydra" / "launcher" / f"{name}.yaml").read_text()
         target = "submitit_slurm" if name == "slurm" else f"_target_: {plugin}."
         assert target in text, name
+
+
+def test_a_file_of_ones_own_hidden_by_conf_is_named(tmp_path):
+    """myconf/method/fda.yaml chosen by method=fda was never read: Hydra reads
+    conf/ first, so the run was the paper's FDA (or its cached record) under the
+    name of the user's own method, and `kml-report compare --method fda`
+    compared the paper's FDA with the baselines."""
+    (tmp_path / "method").mkdir()
+    (tmp_path / "method" / "fda.yaml").write_text("_target_: mine.Mine\n")
+    (tmp_path / "method" / "mine.yaml").write_text("_target_: mine.Mine\n")
+    # a copy of conf/'s own file (a template) changes nothing: no complaint
+    (tmp_path / "method" / "svm.yaml").write_bytes(
+        (REPO_CONF / "method" / "svm.yaml").read_bytes()
+    )
+    path = f"hydra.searchpath=[file://{tmp_path}]"
+    message = unknown_choices(["experiment=mlsvm_table1", "method=fda,mine", path])
+    assert message is not None and message.startswith("kml-run: no run was started")
+    assert f"method=fda: {tmp_path / 'method' / 'fda.yaml'} is hidden by" in message
+    assert "conf/method/fda.yaml" in message and "method=fda_mine" in message
+    assert "method=mine" not in message.replace("method=fda_mine", "")
+    for ok in (["method=mine", path], ["method=svm,mine", path],
+               ["method=fda", "hydra.searchpath=[pkg://elsewhere]"]):  # fmt: skip
+        assert unknown_choices(ok) is None, ok
