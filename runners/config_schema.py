@@ -607,6 +607,9 @@ def _check_estimator(
     key = grid_key(grids, method_id)
     grid = grids.get(key) or {}
     stages = grid if isinstance(grid, list) else [grid]
+    why = _unscorable(cfg, estimator, name, key, grid)
+    if why:
+        out.append(why)
     valid = sorted(estimator.get_params(deep=True))
     for stage in stages:
         if not isinstance(stage, Mapping):
@@ -624,6 +627,51 @@ def _check_estimator(
                 if why:
                     out.append(f"search.grids.{key}.{param}={value!r}: {why}")
                     break
+
+
+def _unscorable(
+    cfg: DictConfig | Mapping[str, Any], estimator: Any, name: str, key: str,
+    grid: Any,
+) -> str | None:
+    """Why the search's scorer cannot score the method's inner fits, or None.
+
+    ``search.scoring=roc_auc`` (arbf Table 1) scores each candidate of a grid by
+    its decision values (``decision_function`` or ``predict_proba``); a method
+    with neither (the README's ``Mine``, given a grid) failed every job after
+    launch with scikit-learn's "Mine has none of the following attributes".
+    A grid of one candidate, or none, is fitted without scoring.
+    """
+    search = cfg.get("search") if isinstance(cfg, Mapping) else None
+    scoring = search.get("scoring") if isinstance(search, Mapping) else None
+    if not isinstance(scoring, str):
+        return None
+    if isinstance(grid, list):
+        searched = len(grid) > 0
+    elif isinstance(grid, Mapping):
+        sizes = [len(v) if isinstance(v, (list, tuple)) else 1 for v in grid.values()]
+        searched = math.prod(sizes) > 1
+    else:
+        return None
+    if not searched:
+        return None
+    try:
+        from sklearn.metrics import get_scorer
+
+        response = get_scorer(scoring)._response_method
+    except Exception:  # noqa: BLE001 (an unknown scorer, or another sklearn)
+        return None
+    needs = (response,) if isinstance(response, str) else tuple(response)
+    # predict is every classifier's; only decision values are ever missing
+    if needs == ("predict",) or any(hasattr(estimator, m) for m in needs):
+        return None
+    return (
+        f"search.scoring={scoring}: the search over search.grids.{key} scores each "
+        f"candidate by {' or '.join(needs)}, and {name} has "
+        f"{'neither' if len(needs) > 1 else 'no ' + needs[0]}: give {name} "
+        f"{'one' if len(needs) > 1 else 'it'}, select by accuracy "
+        "(search.scoring=accuracy), or fix its parameters in its config instead "
+        f"of the grid (search.grids.{key}={{}})"
+    )
 
 
 def _method_id(cfg: DictConfig | Mapping[str, Any]) -> Any:

@@ -426,3 +426,39 @@ def test_a_dataset_name_given_as_a_value_must_be_a_registry_name(overrides, mess
     assert message in str(err.value)
     compose_config(["dataset=iris", "dataset.noise_donor=glass", "method=svm"])
 
+
+
+class NoScores(PlainEstimator):
+    """The README's own method on features: predict only, no decision values."""
+
+    def predict(self, X):
+        return X[:, 0] > 0
+
+
+class WithScores(NoScores):
+    def decision_function(self, X):
+        return X[:, 0]
+
+
+def test_a_grid_scored_by_auc_needs_decision_values_before_any_job():
+    # arbf Table 1 selects by AUC: a grid over a method with neither
+    # decision_function nor predict_proba failed every job after launch with
+    # scikit-learn's "NoScores has none of the following attributes"
+    own = [
+        "experiment=arbf_table1", "dataset=heart_libsvm", "method=svm",
+        f"method._target_={__name__}.NoScores", "~method.solver",
+        "++method.kernel=rbf", "search.grids.default.C=[1,10]",
+    ]  # fmt: skip
+    with pytest.raises(ConfigError) as err:
+        compose_config(own)
+    assert (
+        "search.scoring=roc_auc: the search over search.grids.default scores each "
+        "candidate by decision_function or predict_proba, and NoScores has neither"
+    ) in str(err.value)
+    assert "search.scoring=accuracy" in str(err.value)
+    # the fixes pass: decision values, accuracy, no search, one candidate
+    with_scores = f"method._target_={__name__}.WithScores"
+    compose_config([*own, with_scores])
+    compose_config([*own, "search.scoring=accuracy"])
+    compose_config([*own[:-1]])
+    compose_config([*own[:-1], "search.grids.default.C=[10]"])
