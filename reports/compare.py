@@ -10,7 +10,8 @@ accuracy beside each baseline's and tests the difference on the paired results:
   the papers' tables);
 - instances tested in several splits (repeated random splits: wrbf, kdml, arbf,
   lmnnmkl Table 2): the pooled predictions are not independent, so the Wilcoxon
-  signed-rank test of the per-split accuracies, paired by split.
+  signed-rank test of the per-split accuracies, paired by split, with scipy's
+  small-sample p-value up to 50 splits (:func:`_signed_rank_p`).
 
 Baselines are the experiment's own runs (its config, no command-line overrides);
 the new method's runs may carry overrides (its own config directory, its grid).
@@ -36,7 +37,7 @@ import pandas as pd
 
 from reports.guard import ReportError, close_match
 from reports.records import load_records, override_key, sweep_params, variant_of
-from reports.stats import LOSS, TIE, WIN, _outcome, mcnemar, wilcoxon_signed_rank
+from reports.stats import LOSS, TIE, WIN, _outcome, mcnemar
 
 COLUMNS = [
     "dataset", "kernel", "seed", "baseline", "n_test", "accuracy_new",
@@ -128,6 +129,22 @@ def newest_per_cell(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return list(chosen.values())
 
 
+def _signed_rank_p(diff: np.ndarray) -> float:
+    """Two-sided p of Wilcoxon's signed-rank test of the per-split differences.
+
+    :func:`scipy.stats.wilcoxon`'s own choice of method (zero differences
+    dropped): its exact null distribution up to 50 splits when no difference is
+    zero or tied, else all 2^n sign flips up to 13 splits (arbf's 10), else the
+    normal approximation (wrbf's 100, as :func:`reports.stats.
+    wilcoxon_signed_rank` for its report). The normal approximation alone is
+    anti-conservative on few splits: on arbf heart's 10 (5 won, 1 lost, 4 tied)
+    it gave p = 0.056, and a "+" where the test's null distribution gives 0.094.
+    """
+    from scipy import stats
+
+    return float(stats.wilcoxon(diff, zero_method="wilcox").pvalue)
+
+
 def _pair(new: dict[str, Any], base: dict[str, Any], alpha: float,
           mcnemar_method: str) -> dict[str, Any]:  # fmt: skip
     s1, i1, t1, p1 = _tested(new)
@@ -154,10 +171,16 @@ def _pair(new: dict[str, Any], base: dict[str, Any], alpha: float,
         row.update(test=f"McNemar ({mcnemar_method})", n01=res.n01, n10=res.n10,
                    pvalue=res.pvalue, outcome=_outcome(res, alpha))  # fmt: skip
         return row
-    splits = np.unique(s1)
-    a1 = np.array([right1[s1 == s].mean() for s in splits])
-    a2 = np.array([right2[s1 == s].mean() for s in splits])
-    pvalue = 1.0 if np.all(a1 == a2) else wilcoxon_signed_rank(a1, a2)[2]
+    splits, at = np.unique(s1, return_inverse=True)
+    n = np.bincount(at)
+    won1, won2 = np.bincount(at, weights=right1), np.bincount(at, weights=right2)
+    a1, a2 = won1 / n, won2 / n
+    # the differences from the counts, (won1 - won2) / n: two splits that differ by
+    # as many test points of as many tie exactly, as the ranks need; a1 - a2 does
+    # not (45/54 - 43/54 and 47/54 - 45/54 differ in the last bit), and those
+    # broken ties moved p across alpha (arbf heart: 0.046 against 0.056)
+    diff = (won1 - won2) / n
+    pvalue = 1.0 if not diff.any() else _signed_rank_p(diff)
     better = a1.mean() > a2.mean()
     outcome = TIE if not (pvalue < alpha and a1.mean() != a2.mean()) else (
         WIN if better else LOSS)  # fmt: skip
