@@ -36,7 +36,13 @@ import numpy as np
 import pandas as pd
 
 from reports.guard import ReportError, close_match
-from reports.records import load_records, override_key, sweep_params, variant_of
+from reports.records import (
+    load_records,
+    override_key,
+    sweep_keys,
+    sweep_params,
+    variant_of,
+)
 from reports.stats import LOSS, TIE, WIN, _outcome, mcnemar
 
 COLUMNS = [
@@ -189,6 +195,54 @@ def _pair(new: dict[str, Any], base: dict[str, Any], alpha: float,
     return row
 
 
+def _why_no_baseline(
+    new: dict[str, Any], every: Sequence[dict[str, Any]],
+    own: Sequence[dict[str, Any]], method: str,
+) -> str:
+    """What the store holds for a cell of ``new`` with no baseline to pair, and
+    the run that makes the baselines.
+
+    The cell's other records are either the experiment's own runs that did not
+    finish, or variants (``search.grids.default.C=[1]``, ``protocol=smoke``),
+    which are no baselines and which the comparison leaves out without the
+    "left out" warning; a cell with neither was not run (a ``seed`` the baselines
+    did not run, a dataset of a sub-sweep).
+    """
+    cell = (new["dataset"], new["kernel"], new["seed"])
+
+    def here(r: dict[str, Any]) -> bool:
+        return (r["dataset"], r["kernel"], r["seed"]) == cell and r["method"] != method
+
+    said = []
+    failed = sorted({f"{b['method']} {b['status']}" for b in own if here(b)})
+    if failed:
+        said.append(f"the experiment's own run of {', '.join(failed)}")
+    variants: dict[str, set[str]] = {}
+    for r in every:
+        if here(r) and variant_of(r):
+            variants.setdefault(" ".join(variant_of(r)), set()).add(r["method"])
+    for how, methods in sorted(variants.items()):
+        said.append(f"{', '.join(sorted(methods))} ran with {how}, a variant")
+    keys = sweep_keys(new["experiment"]) or frozenset()
+    cell_args = [
+        o for o in new.get("overrides") or []
+        if override_key(o) != "method" and (override_key(o) in keys
+                                           or override_key(o) == "seed")
+    ]  # fmt: skip
+    if new.get("overrides") is None:
+        cell_args = [f"dataset={new['dataset']}"]
+    # the baselines run elsewhere on this kernel (lmnnmkl's 1-NN under kernel=none,
+    # which its sweep does not name) or as variants here; none: the experiment's
+    # whole sweep of the cell
+    ran = sorted({b["method"] for b in own
+                  if b["kernel"] == new["kernel"] and b["method"] != method}
+                 .union(*variants.values()))  # fmt: skip
+    if ran:
+        cell_args.append(f"method={','.join(ran)}")
+    run = " ".join([f"kml-run experiment={new['experiment']}", *cell_args])
+    return f" ({'; '.join(said)}{'; ' if said else ''}make them: {run})"
+
+
 def compare(
     results: str | Path,
     experiment: str,
@@ -305,7 +359,10 @@ def compare(
                          f"{r['status']} ({r.get('reason', '')})")  # fmt: skip
             continue
         if not matched:
-            notes.append(f"{where}: no finished baseline record{no_baselines}")
+            notes.append(
+                f"{where}: no finished baseline record"
+                + (no_baselines or _why_no_baseline(r, every, own, method))
+            )
         for b in sorted(matched, key=lambda b: b["method"]):
             rows.append({
                 "dataset": r["dataset"], "kernel": r["kernel"], "seed": r["seed"],

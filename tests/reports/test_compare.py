@@ -450,3 +450,42 @@ def test_few_splits_get_scipys_small_sample_wilcoxon_on_exactly_tied_differences
     row60 = _pair(_rec("a", folds60, index60, y60, a),
                   _rec("b", folds60, index60, y60, b), 0.05, "chi2_cc")  # fmt: skip
     assert row60["pvalue"] == pytest.approx(p60) and row60["outcome"] == "+"
+
+
+def test_a_cell_without_baselines_says_what_the_store_holds_and_the_run_to_make(
+    store, tmp_path
+):
+    """'no finished baseline record' alone, where the cell's baselines ran with
+    another seed or as a variant (a smaller grid, left out without a warning
+    here), named neither those records nor the command that makes baselines."""
+    copy = tmp_path / "results"
+    shutil.copytree(store, copy)
+    (new,) = copy.rglob("myfda[[]*.json")
+    rec = json.loads(new.read_text())
+    rec.update(seed=3, overrides=[*rec["overrides"], "seed=3"])
+    new.write_text(json.dumps(rec))
+    df, notes = compare(copy, "mlsvm_table1", "myfda")
+    assert df.empty
+    assert notes == [
+        "sonar linear seed 3: no finished baseline record (make them: kml-run "
+        "experiment=mlsvm_table1 dataset=sonar kernel=linear seed=3 method=fda)"
+    ]
+    rec.update(seed=0, overrides=[o for o in rec["overrides"] if o != "seed=3"])
+    new.write_text(json.dumps(rec))
+    (base,) = copy.rglob("fda[[]*.json")
+    other = json.loads(base.read_text())
+    svm = copy / "mlsvm_table1" / "sonar" / "svm[kernel=linear]-0.json"
+    svm.write_text(
+        json.dumps({**other, "method": "svm", "label": "svm[kernel=linear]"})
+    )
+    _failed(svm)
+    other["overrides"].append("search.grids.default.C=[1]")
+    base.write_text(json.dumps(other))
+    df, notes = compare(copy, "mlsvm_table1", "myfda")
+    assert df.empty
+    assert notes == [
+        "sonar linear seed 0: no finished baseline record (the experiment's own run "
+        "of svm error; fda ran with search.grids.default.C=[1], a variant; make "
+        "them: kml-run experiment=mlsvm_table1 dataset=sonar kernel=linear "
+        "method=fda,svm)"
+    ]
