@@ -494,9 +494,12 @@ def _estimator_problems(cfg: DictConfig | Mapping[str, Any]) -> list[str]:
     except Exception:  # noqa: BLE001 (any other failure is the run's to report)
         return []
     out: list[str] = []
-    problem = _features_to_a_gram_method(cfg, estimator, name)
-    if problem:
-        out.append(problem)
+    for problem in (
+        _features_to_a_gram_method(cfg, estimator, name),
+        _nothing_to_embed(cfg, estimator, name),
+    ):
+        if problem:
+            out.append(problem)
     try:
         _check_estimator(cfg, estimator, name, out)
     except Exception:  # noqa: BLE001 (a target that is no scikit-learn estimator,
@@ -544,6 +547,36 @@ def _features_to_a_gram_method(
         "gives it. To give it the features, give it a kernel of its own (`kernel: "
         "rbf` in its config, or ++method.kernel=rbf); to give it a Gram matrix, "
         "choose one from conf/kernel/ (e.g. kernel=linear)"
+    )
+
+
+def _nothing_to_embed(
+    cfg: DictConfig | Mapping[str, Any], estimator: Any, name: str
+) -> str | None:
+    """Why a ``protocol.record_embedding`` run could not map its test points.
+
+    kdml Figs. 3-4 (``experiment=kdml_fig3``) record each test point's 2-D image,
+    through the method's ``transform`` or its fitted metric learner (MetricKNN's
+    ``metric_learner_``). A classifier with neither (the README's ``Mine``) fitted
+    and predicted every split, then failed with "'Mine' object has no attribute
+    'metric_learner_'", which names neither the protocol key nor the fix.
+    """
+    protocol = cfg.get("protocol") if isinstance(cfg, Mapping) else None
+    if not isinstance(protocol, Mapping) or not protocol.get("record_embedding"):
+        return None
+    if hasattr(estimator, "transform"):
+        return None
+    try:
+        if estimator.get_params(deep=False).get("metric_learner") is not None:
+            return None
+    except Exception:  # noqa: BLE001 (not a scikit-learn estimator: left to the run)
+        return None
+    return (
+        f"protocol.record_embedding=true: each split records the test points' "
+        f"2-D map (kdml Figs. 3-4), through the method's transform or its "
+        f"metric_learner, and {name} has neither: compare a classifier on the "
+        "accuracy figures (experiment=kdml_fig1 or kdml_fig2), or give it a "
+        "transform"
     )
 
 

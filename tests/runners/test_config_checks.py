@@ -462,3 +462,19 @@ def test_a_grid_scored_by_auc_needs_decision_values_before_any_job():
     compose_config([*own, "search.scoring=accuracy"])
     compose_config([*own[:-1]])
     compose_config([*own[:-1], "search.grids.default.C=[10]"])
+
+
+def test_a_map_experiment_needs_a_method_that_maps_before_any_job():
+    # kdml_fig3 records each test point's 2-D image: a plain classifier fitted and
+    # predicted every split, then failed on "'NoScores' object has no attribute
+    # 'metric_learner_'"
+    plain = [
+        "experiment=kdml_fig3", "method=svm", f"method._target_={__name__}.NoScores",
+        "~method.solver", "++method.kernel=rbf",
+    ]  # fmt: skip
+    with pytest.raises(ConfigError) as err:
+        compose_config(plain)
+    assert "protocol.record_embedding=true" in str(err.value)
+    assert "NoScores has neither" in str(err.value)
+    assert "experiment=kdml_fig1 or kdml_fig2" in str(err.value)
+    compose_config(["experiment=kdml_fig3", "method=kpca_knn"])  # the paper's
