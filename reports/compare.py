@@ -48,7 +48,7 @@ from reports.stats import LOSS, TIE, WIN, _outcome, mcnemar
 COLUMNS = [
     "dataset", "kernel", "seed", "baseline", "n_test", "accuracy_new",
     "accuracy_baseline", "test", "n01", "n10", "pvalue", "outcome", "code_new",
-    "code_baseline",
+    "code_baseline", "overrides_new",
 ]  # fmt: skip
 
 
@@ -370,6 +370,9 @@ def compare(
                 **_pair(r, b, alpha, mcnemar_method),
                 "code_new": r["config"].get("code_version"),
                 "code_baseline": b["config"].get("code_version"),
+                # what the baselines did not run with (a kernel or dataset option
+                # changes the new method's input, not only the method): said
+                "overrides_new": " ".join(variant_of(r)),
             })  # fmt: skip
     return pd.DataFrame(rows, columns=COLUMNS), notes
 
@@ -406,6 +409,11 @@ def to_markdown(
                 f"{row.accuracy_baseline:.2f} | {row.test} | {n01} | {n10} | "
                 f"{row.pvalue:.3g} | {row.outcome} |"
             )
+        ran_with = sorted({o for o in df.overrides_new if o})
+        if ran_with:
+            lines += ["", f"{method} ran with overrides that the baselines did not "
+                      "(column overrides_new of --csv): "
+                      + "; ".join(f"`{o}`" for o in ran_with) + "."]  # fmt: skip
         if (df.code_new != df.code_baseline).any():
             lines += ["", "Some pairs come from different code versions (columns "
                       "code_new, code_baseline of --csv)."]  # fmt: skip

@@ -489,3 +489,22 @@ def test_a_cell_without_baselines_says_what_the_store_holds_and_the_run_to_make(
         "them: kml-run experiment=mlsvm_table1 dataset=sonar kernel=linear "
         "method=fda,svm)"
     ]
+
+
+def test_the_new_methods_own_overrides_are_named_beside_the_table(store, tmp_path):
+    """A new method run with kernel.normalize=null met baselines run on the
+    cosine-normalized kernel, and nothing in the output said its input differed."""
+    copy = tmp_path / "results"
+    shutil.copytree(store, copy)
+    (new,) = copy.rglob("myfda[[]*.json")
+    rec = json.loads(new.read_text())
+    rec["overrides"] = [*rec["overrides"], "kernel.normalize=null"]
+    new.write_text(json.dumps(rec))
+    df, notes = compare(copy, "mlsvm_table1", "myfda")
+    (row,) = df.itertuples(index=False)
+    assert row.overrides_new == "search.grids.myfda={} kernel.normalize=null"
+    text = to_markdown(df, notes, "mlsvm_table1", "myfda", 0.05)
+    assert (
+        "myfda ran with overrides that the baselines did not (column overrides_new "
+        "of --csv): `search.grids.myfda={} kernel.normalize=null`."
+    ) in text
