@@ -363,6 +363,15 @@ def compare(
                 f"{where}: no finished baseline record"
                 + (no_baselines or _why_no_baseline(r, every, own, method))
             )
+        else:  # a baseline whose newest run failed left no row: said, not dropped
+            notes.extend(
+                f"{where}: not compared with {b['method']}, whose newest run of the "
+                f"experiment's config is {b['status']} ({b.get('reason', '')})"
+                for b in sorted(own, key=lambda b: b["method"])
+                if (b["dataset"], b["kernel"], b["seed"]) == cell
+                and b["method"] != method and b["status"] != "ok"
+                and (against is None or b["method"] in against)
+            )  # fmt: skip
         for b in sorted(matched, key=lambda b: b["method"]):
             rows.append({
                 "dataset": r["dataset"], "kernel": r["kernel"], "seed": r["seed"],

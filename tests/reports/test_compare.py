@@ -508,3 +508,27 @@ def test_the_new_methods_own_overrides_are_named_beside_the_table(store, tmp_pat
         "myfda ran with overrides that the baselines did not (column overrides_new "
         "of --csv): `search.grids.myfda={} kernel.normalize=null`."
     ) in text
+
+
+def test_a_baseline_whose_newest_run_failed_is_named_not_dropped(store, tmp_path):
+    """Of two baselines of a cell, the one whose newest own run failed (a rerun
+    under a newer code version) left no row and no note: the comparison looked
+    complete with a baseline missing."""
+    copy = tmp_path / "results"
+    shutil.copytree(store, copy)
+    (fda,) = copy.rglob("fda[[]*.json")
+    rec = json.loads(fda.read_text())
+    svm = fda.with_name("svm[kernel=linear]-0.json")
+    svm.write_text(json.dumps({**rec, "method": "svm", "label": "svm[kernel=linear]",
+                               "key": "0"}))  # fmt: skip
+    newer = fda.with_name("fda[kernel=linear]-1.json")
+    newer.write_text(json.dumps({**rec, "key": "1", "finished": "2099-01-01"}))
+    _failed(newer)
+    df, notes = compare(copy, "mlsvm_table1", "myfda")
+    assert list(df.baseline) == ["svm"]
+    assert notes == [
+        "sonar linear seed 0: not compared with fda, whose newest run of the "
+        "experiment's config is error (ValueError: boom)"
+    ]
+    df, notes = compare(copy, "mlsvm_table1", "myfda", ["svm"])  # not asked for
+    assert list(df.baseline) == ["svm"] and notes == []
