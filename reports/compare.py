@@ -197,7 +197,7 @@ def _pair(new: dict[str, Any], base: dict[str, Any], alpha: float,
 
 def _why_no_baseline(
     new: dict[str, Any], every: Sequence[dict[str, Any]],
-    own: Sequence[dict[str, Any]], method: str,
+    own: Sequence[dict[str, Any]], method: str, against: Sequence[str] | None,
 ) -> str:
     """What the store holds for a cell of ``new`` with no baseline to pair, and
     the run that makes the baselines.
@@ -210,8 +210,11 @@ def _why_no_baseline(
     """
     cell = (new["dataset"], new["kernel"], new["seed"])
 
+    def asked(r: dict[str, Any]) -> bool:  # a baseline --against names, if given
+        return r["method"] != method and (against is None or r["method"] in against)
+
     def here(r: dict[str, Any]) -> bool:
-        return (r["dataset"], r["kernel"], r["seed"]) == cell and r["method"] != method
+        return (r["dataset"], r["kernel"], r["seed"]) == cell and asked(r)
 
     said = []
     failed = sorted({f"{b['method']} {b['status']}" for b in own if here(b)})
@@ -234,9 +237,8 @@ def _why_no_baseline(
     # the baselines run elsewhere on this kernel (lmnnmkl's 1-NN under kernel=none,
     # which its sweep does not name) or as variants here; none: the experiment's
     # whole sweep of the cell
-    ran = sorted({b["method"] for b in own
-                  if b["kernel"] == new["kernel"] and b["method"] != method}
-                 .union(*variants.values()))  # fmt: skip
+    ran = sorted({b["method"] for b in own if b["kernel"] == new["kernel"] and asked(b)}
+                 .union(*variants.values(), against or ()))  # fmt: skip
     if ran:
         cell_args.append(f"method={','.join(ran)}")
     run = " ".join([f"kml-run experiment={new['experiment']}", *cell_args])
@@ -308,6 +310,11 @@ def compare(
             )
         )
     present = sorted({r["method"] for r in own if r["method"] != method})
+    if against is not None and not against:  # --against ',': every baseline out
+        raise ReportError(
+            "--against names no baseline; give their ids, comma-separated "
+            f"(present: {', '.join(present) or 'none'}), or leave it out for all"
+        )
     if against is not None and method in against:  # not a baseline of itself
         raise ReportError(
             f"--against {method}: that is the method compared (--method {method}); "
@@ -361,7 +368,7 @@ def compare(
         if not matched:
             notes.append(
                 f"{where}: no finished baseline record"
-                + (no_baselines or _why_no_baseline(r, every, own, method))
+                + (no_baselines or _why_no_baseline(r, every, own, method, against))
             )
         else:  # a baseline whose newest run failed left no row: said, not dropped
             notes.extend(

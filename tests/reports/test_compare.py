@@ -532,3 +532,25 @@ def test_a_baseline_whose_newest_run_failed_is_named_not_dropped(store, tmp_path
     ]
     df, notes = compare(copy, "mlsvm_table1", "myfda", ["svm"])  # not asked for
     assert list(df.baseline) == ["svm"] and notes == []
+
+
+def test_against_keeps_to_its_baselines_and_cannot_be_empty(store, tmp_path):
+    """--against svm: the note about a cell without svm named fda's records and
+    asked to make fda; --against ',' (no id) left every baseline out, and each
+    cell said 'no finished baseline record' of a store full of them."""
+    copy = tmp_path / "results"
+    shutil.copytree(store, copy)
+    (fda,) = copy.rglob("fda[[]*.json")
+    rec = json.loads(fda.read_text())
+    fda.with_name("svm[kernel=linear]-0.json").write_text(json.dumps(
+        {**rec, "method": "svm", "label": "svm[kernel=linear]", "key": "0",
+         "seed": 3, "overrides": [*rec["overrides"], "seed=3"]}
+    ))  # fmt: skip
+    df, notes = compare(copy, "mlsvm_table1", "myfda", ["svm"])
+    assert df.empty
+    assert notes == [
+        "sonar linear seed 0: no finished baseline record (make them: kml-run "
+        "experiment=mlsvm_table1 dataset=sonar kernel=linear method=svm)"
+    ]
+    with pytest.raises(ReportError, match="--against names no baseline; .*fda, svm"):
+        compare(copy, "mlsvm_table1", "myfda", [])
