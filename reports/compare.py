@@ -242,7 +242,7 @@ def _why_no_baseline(
     if ran:
         cell_args.append(f"method={','.join(ran)}")
     run = " ".join([f"kml-run experiment={new['experiment']}", *cell_args])
-    return f" ({'; '.join(said)}{'; ' if said else ''}make them: {run})"
+    return "; ".join([*said, f"make them: {run}"])
 
 
 def compare(
@@ -340,26 +340,26 @@ def compare(
     for r in sorted(new, key=lambda r: (r["dataset"], r["kernel"], r["seed"])):
         cell = (r["dataset"], r["kernel"], r["seed"])
         where = f"{r['dataset']} {r['kernel']} seed {r['seed']}"
+        used = protocol_overrides(r)
         matched = [
             b for b in baselines if (b["dataset"], b["kernel"], b["seed"]) == cell
         ]
-        used = protocol_overrides(r)
         if used:  # newest_per_cell found no run with the experiment's protocol
             # listed, not refused: the cells run with the protocol still compare
-            if matched:
-                notes.append(
-                    f"{where}: every run of {method} overrides the experiment's "
-                    f"protocol (the newest with {' '.join(used)}), and the baselines "
-                    f"ran its own; rerun {method} as you ran it, without "
-                    f"{' '.join(used)}"
-                )
-            else:  # "the baselines ran its own" was said here too, untrue
-                notes.append(
-                    f"{where}: every run of {method} overrides the experiment's "
-                    f"protocol (the newest with {' '.join(used)}), and no baseline "
-                    "ran the experiment's own config on this cell either: run both "
-                    f"without {' '.join(used)} (kml-run experiment={experiment})"
-                )
+            drop = " ".join(used)
+            notes.append(
+                f"{where}: every run of {method} overrides the experiment's protocol "
+                f"(the newest with {drop}), and the baselines ran its own; rerun "
+                f"{method} as you ran it, without {drop}"
+                if matched
+                # baselines run with the same override (protocol=smoke for both,
+                # to try things quickly) are no baselines either: both to rerun
+                else f"{where}: every run of {method} overrides the experiment's "
+                f"protocol (the newest with {drop}), and no baseline ran the "
+                "experiment's own config on this cell either"
+                f" ({_why_no_baseline(r, every, own, method, against)}); then "
+                f"rerun {method} as you ran it, without {drop}"
+            )  # fmt: skip
             continue
         if r["status"] != "ok":
             notes.append(f"{where}: the newest record of {method} is "
@@ -368,7 +368,8 @@ def compare(
         if not matched:
             notes.append(
                 f"{where}: no finished baseline record"
-                + (no_baselines or _why_no_baseline(r, every, own, method, against))
+                + (no_baselines
+                   or f" ({_why_no_baseline(r, every, own, method, against)})")
             )
         else:  # a baseline whose newest run failed left no row: said, not dropped
             notes.extend(

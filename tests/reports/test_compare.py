@@ -554,3 +554,27 @@ def test_against_keeps_to_its_baselines_and_cannot_be_empty(store, tmp_path):
     ]
     with pytest.raises(ReportError, match="--against names no baseline; .*fda, svm"):
         compare(copy, "mlsvm_table1", "myfda", [])
+
+
+def test_new_method_and_baselines_both_on_the_smoke_protocol_are_told_so(
+    store, tmp_path
+):
+    """protocol=smoke for the baselines and the new method alike (to try things
+    quickly): the note said 'the baselines ran its own', of a cell without one."""
+    copy = tmp_path / "results"
+    shutil.copytree(store, copy)
+    _smoke_run(copy).unlink()
+    (fda,) = copy.rglob("fda[[]*.json")
+    rec = json.loads(fda.read_text())
+    rec["overrides"] = [*rec["overrides"], "protocol=smoke"]
+    fda.write_text(json.dumps(rec))
+    df, notes = compare(copy, "mlsvm_table1", "myfda")
+    assert df.empty
+    assert notes == [
+        "sonar linear seed 0: every run of myfda overrides the experiment's protocol "
+        "(the newest with protocol=smoke), and no baseline ran the experiment's "
+        "own config on this cell either (fda ran with "
+        "protocol=smoke, a variant; make them: kml-run experiment=mlsvm_table1 "
+        "dataset=sonar kernel=linear method=fda); then rerun myfda as you ran it, "
+        "without protocol=smoke"
+    ]
