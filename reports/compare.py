@@ -234,11 +234,15 @@ def _why_no_baseline(
     ]  # fmt: skip
     if new.get("overrides") is None:
         cell_args = [f"dataset={new['dataset']}"]
-    # the baselines run elsewhere on this kernel (lmnnmkl's 1-NN under kernel=none,
-    # which its sweep does not name) or as variants here; none: the experiment's
-    # whole sweep of the cell
-    ran = sorted({b["method"] for b in own if b["kernel"] == new["kernel"] and asked(b)}
-                 .union(*variants.values(), against or ()))  # fmt: skip
+    # the experiment's sweep of the cell makes its baselines, except on a kernel
+    # its sweep does not name (lmnnmkl's 1-NN, kernel=none): the methods run there
+    swept = (sweep_params(new["experiment"]) or {}).get("kernel")
+    ran = (
+        list(against) if against
+        else sorted({b["method"] for b in own
+                     if b["kernel"] == new["kernel"] and asked(b)})
+        if swept and new["kernel"] not in swept else []
+    )  # fmt: skip
     if ran:
         cell_args.append(f"method={','.join(ran)}")
     run = " ".join([f"kml-run experiment={new['experiment']}", *cell_args])

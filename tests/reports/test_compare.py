@@ -468,7 +468,7 @@ def test_a_cell_without_baselines_says_what_the_store_holds_and_the_run_to_make(
     assert df.empty
     assert notes == [
         "sonar linear seed 3: no finished baseline record (make them: kml-run "
-        "experiment=mlsvm_table1 dataset=sonar kernel=linear seed=3 method=fda)"
+        "experiment=mlsvm_table1 dataset=sonar kernel=linear seed=3)"
     ]
     rec.update(seed=0, overrides=[o for o in rec["overrides"] if o != "seed=3"])
     new.write_text(json.dumps(rec))
@@ -486,8 +486,7 @@ def test_a_cell_without_baselines_says_what_the_store_holds_and_the_run_to_make(
     assert notes == [
         "sonar linear seed 0: no finished baseline record (the experiment's own run "
         "of svm error; fda ran with search.grids.default.C=[1], a variant; make "
-        "them: kml-run experiment=mlsvm_table1 dataset=sonar kernel=linear "
-        "method=fda,svm)"
+        "them: kml-run experiment=mlsvm_table1 dataset=sonar kernel=linear)"
     ]
 
 
@@ -575,6 +574,31 @@ def test_new_method_and_baselines_both_on_the_smoke_protocol_are_told_so(
         "(the newest with protocol=smoke), and no baseline ran the experiment's "
         "own config on this cell either (fda ran with "
         "protocol=smoke, a variant; make them: kml-run experiment=mlsvm_table1 "
-        "dataset=sonar kernel=linear method=fda); then rerun myfda as you ran it, "
-        "without protocol=smoke"
+        "dataset=sonar kernel=linear); then rerun myfda as you ran it, without "
+        "protocol=smoke"
+    ]
+
+
+def test_the_run_to_make_names_the_baselines_of_a_kernel_the_sweep_does_not(
+    store, tmp_path
+):
+    """lmnnmkl Table 1 sweeps kernel=lmnn20; its 1-NN baseline runs under
+    kernel=none, where the experiment's sweep would run the LMNN methods (which
+    refuse features): the run to make names the methods run on that kernel."""
+    root = tmp_path / "results" / "lmnnmkl_table1"
+    for method, dataset in (("knn1", "iris"), ("myfda", "wine")):
+        (src,) = store.rglob(f"{'fda' if method == 'knn1' else method}[[]*.json")
+        rec = json.loads(src.read_text())
+        label = f"{method}[kernel=none]"
+        rec.update(experiment="lmnnmkl_table1", paper="lmnnmkl", dataset=dataset,
+                   kernel="none", method=method, label=label, overrides=[
+                       f"dataset={dataset}", f"method={method}", "kernel=none",
+                       "experiment=lmnnmkl_table1"])  # fmt: skip
+        (root / dataset).mkdir(parents=True)
+        (root / dataset / f"{label}-{method}.json").write_text(json.dumps(rec))
+    df, notes = compare(tmp_path / "results", "lmnnmkl_table1", "myfda")
+    assert df.empty
+    assert notes == [
+        "wine none seed 0: no finished baseline record (make them: kml-run "
+        "experiment=lmnnmkl_table1 dataset=wine kernel=none method=knn1)"
     ]
