@@ -672,12 +672,25 @@ def _unscorable(
     its decision values (``decision_function`` or ``predict_proba``); a method
     with neither (the README's ``Mine``, given a grid) failed every job after
     launch with scikit-learn's "Mine has none of the following attributes".
-    A grid of one candidate, or none, is fitted without scoring.
+    A grid of one candidate, or none, is fitted without scoring. A scorer name
+    scikit-learn does not know (``search.scoring=auc``) is named, whatever the grid.
     """
     search = cfg.get("search") if isinstance(cfg, Mapping) else None
     scoring = search.get("scoring") if isinstance(search, Mapping) else None
     if not isinstance(scoring, str):
         return None
+    from sklearn.metrics import get_scorer_names
+
+    names = sorted(get_scorer_names())
+    if scoring not in names:  # every job failed on scikit-learn's list of 50 names
+        within = [n for n in names if scoring.lower() in n]
+        close = (within + difflib.get_close_matches(scoring, names, n=3))[:3]
+        return (
+            f"search.scoring={scoring}: not a scikit-learn scorer"
+            + (f" (did you mean {' or '.join(dict.fromkeys(close))}?)" if close else "")
+            + "; the papers' measures are accuracy and roc_auc (arbf), and "
+            "sklearn.metrics.get_scorer_names() lists the others"
+        )
     if isinstance(grid, list):
         searched = len(grid) > 0
     elif isinstance(grid, Mapping):

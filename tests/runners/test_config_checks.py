@@ -478,3 +478,14 @@ def test_a_map_experiment_needs_a_method_that_maps_before_any_job():
     assert "NoScores has neither" in str(err.value)
     assert "experiment=kdml_fig1 or kdml_fig2" in str(err.value)
     compose_config(["experiment=kdml_fig3", "method=kpca_knn"])  # the paper's
+
+
+def test_a_scorer_name_scikit_learn_does_not_know_is_named_before_any_job():
+    # every job failed on check_scoring's InvalidParameterError, a list of ~50 names
+    with pytest.raises(ConfigError) as err:
+        compose_config(["experiment=arbf_table1", "dataset=heart_libsvm",
+                        "method=knn_raw", "search.scoring=auc"])  # fmt: skip
+    assert "search.scoring=auc: not a scikit-learn scorer (did you mean roc_auc" in (
+        str(err.value)
+    )
+    compose_config(["dataset=sonar", "method=svm", "search.scoring=balanced_accuracy"])
