@@ -13,8 +13,10 @@ accuracy beside each baseline's and tests the difference on the paired results:
   signed-rank test of the per-split accuracies, paired by split, with scipy's
   small-sample p-value up to 50 splits (:func:`_signed_rank_p`).
 
-Baselines are the experiment's own runs (its config, no command-line overrides);
-the new method's runs may carry overrides (its own config directory, its grid).
+Baselines are the experiment's own runs (its config, no command-line overrides),
+but for other methods of one's own (``_target_`` outside this project's packages),
+which --against names when wanted; the new method's runs may carry overrides
+(its own config directory, its grid).
 For each, the newest record per cell counts, as in the paper's reports, except
 that of the new method's records the newest one run with the experiment's
 protocol wins over any newer one that overrides it (``protocol=smoke``,
@@ -196,6 +198,22 @@ def _pair(new: dict[str, Any], base: dict[str, Any], alpha: float,
     return row
 
 
+def _is_baseline(
+    record: dict[str, Any], method: str, against: Sequence[str] | None
+) -> bool:
+    """Whether an own run of the experiment is one of the comparison's baselines:
+    a method --against names, or by default any but the new method and the
+    methods of one's own (a ``_target_`` outside this project's packages, whose
+    digest the record keeps in ``method_sources``): run beside the paper's
+    methods, ``mine`` is the experiment's own run too, but not a baseline of
+    ``mine2`` unless asked for."""
+    if record["method"] == method:
+        return False
+    if against is not None:
+        return record["method"] in against
+    return not record["config"].get("method_sources")
+
+
 def _why_no_baseline(
     new: dict[str, Any], every: Sequence[dict[str, Any]],
     own: Sequence[dict[str, Any]], method: str, against: Sequence[str] | None,
@@ -211,11 +229,10 @@ def _why_no_baseline(
     """
     cell = (new["dataset"], new["kernel"], new["seed"])
 
-    def asked(r: dict[str, Any]) -> bool:  # a baseline --against names, if given
-        return r["method"] != method and (against is None or r["method"] in against)
-
     def here(r: dict[str, Any]) -> bool:
-        return (r["dataset"], r["kernel"], r["seed"]) == cell and asked(r)
+        return (r["dataset"], r["kernel"], r["seed"]) == cell and _is_baseline(
+            r, method, against
+        )
 
     said = []
     failed = sorted({f"{b['method']} {b['status']}" for b in own if here(b)})
@@ -241,7 +258,7 @@ def _why_no_baseline(
     ran = (
         list(against) if against
         else sorted({b["method"] for b in own
-                     if b["kernel"] == new["kernel"] and asked(b)})
+                     if b["kernel"] == new["kernel"] and _is_baseline(b, method, None)})
         if swept and new["kernel"] not in swept else []
     )  # fmt: skip
     if ran:
@@ -337,11 +354,21 @@ def compare(
                 + (f" (did you mean {', '.join(guesses)}?)" if guesses else "")
             )
     baselines = [
-        r for r in own
-        if r["method"] != method and r["status"] == "ok"
-        and (against is None or r["method"] in against)
-    ]  # fmt: skip
+        r for r in own if r["status"] == "ok" and _is_baseline(r, method, against)
+    ]
     rows, notes = [], []
+    if against is None:  # said once: where they are, and how to compare with them
+        others = sorted({
+            r["method"] for r in own
+            if r["method"] != method and not _is_baseline(r, method, None)
+        })  # fmt: skip
+        if others:
+            one = len(others) == 1
+            notes.append(
+                f"{', '.join(others)}: {'a method' if one else 'methods'} of your "
+                f"own, not {'a baseline' if one else 'baselines'}; --against "
+                f"{','.join(others)} compares with {'it' if one else 'them'}"
+            )
     for r in sorted(new, key=lambda r: (r["dataset"], r["kernel"], r["seed"])):
         cell = (r["dataset"], r["kernel"], r["seed"])
         where = f"{r['dataset']} {r['kernel']} seed {r['seed']}"
@@ -382,8 +409,7 @@ def compare(
                 f"experiment's config is {b['status']} ({b.get('reason', '')})"
                 for b in sorted(own, key=lambda b: b["method"])
                 if (b["dataset"], b["kernel"], b["seed"]) == cell
-                and b["method"] != method and b["status"] != "ok"
-                and (against is None or b["method"] in against)
+                and b["status"] != "ok" and _is_baseline(b, method, against)
             )  # fmt: skip
         for b in sorted(matched, key=lambda b: b["method"]):
             rows.append({

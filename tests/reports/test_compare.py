@@ -602,3 +602,33 @@ def test_the_run_to_make_names_the_baselines_of_a_kernel_the_sweep_does_not(
         "wine none seed 0: no finished baseline record (make them: kml-run "
         "experiment=lmnnmkl_table1 dataset=wine kernel=none method=knn1)"
     ]
+
+
+def test_another_method_of_ones_own_is_no_baseline_unless_asked_for(store, tmp_path):
+    """`mine` run beside the paper's methods is an own run of the experiment too:
+    `--method mine2` counted it among 'the baselines of mlsvm_table1', and with
+    no paper baseline at hand compared mine2 with mine alone under that title."""
+    copy = tmp_path / "results"
+    shutil.copytree(store, copy)
+    (fda,) = copy.rglob("fda[[]*.json")
+    rec = json.loads(fda.read_text())
+    for method, digest in (("mine", "aaa"), ("mine2", "bbb")):
+        rec2 = {**rec, "method": method, "label": f"{method}[kernel=linear]",
+                "key": method, "overrides": [
+                    o.replace("method=fda", f"method={method}")
+                    for o in rec["overrides"]]}  # fmt: skip
+        rec2["config"] = {**rec["config"],
+                          "method_sources": {f"{method}.Mine": digest}}  # fmt: skip
+        fda.with_name(f"{method}[kernel=linear]-{method}.json").write_text(
+            json.dumps(rec2)
+        )
+    df, notes = compare(copy, "mlsvm_table1", "mine2")
+    assert list(df.baseline) == ["fda"]
+    assert notes == [
+        "mine: a method of your own, not a baseline; --against mine compares with it"
+    ]
+    df, notes = compare(copy, "mlsvm_table1", "mine2", ["mine"])
+    assert list(df.baseline) == ["mine"] and notes == []
+    fda.unlink()  # no paper baseline: a note, not a comparison with mine
+    df, notes = compare(copy, "mlsvm_table1", "mine2")
+    assert df.empty and "no finished baseline record" in notes[1]
