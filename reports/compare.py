@@ -484,8 +484,9 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("experiment", help="experiment id, e.g. mlsvm_table1")
     parser.add_argument("--method", required=True, help="the new method's id")
     parser.add_argument(
-        "--against", default=None, help="comma-separated baseline ids (default: all)"
-    )
+        "--against", default=None,
+        help="comma-separated baseline ids (default: all but methods of your own)",
+    )  # fmt: skip
     parser.add_argument(
         "--results",
         type=os.path.expanduser,  # `--results=~/res`: the shell left the ~
