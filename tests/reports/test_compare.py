@@ -632,3 +632,29 @@ def test_another_method_of_ones_own_is_no_baseline_unless_asked_for(store, tmp_p
     fda.unlink()  # no paper baseline: a note, not a comparison with mine
     df, notes = compare(copy, "mlsvm_table1", "mine2")
     assert df.empty and "no finished baseline record" in notes[1]
+
+
+def test_runs_that_read_other_data_are_not_paired(store, tmp_path):
+    """Same labels on the same instances, other features (the new method's run
+    read a replaced mirror file): the accuracies were paired as if the data were
+    the same. The records' data_digest tells them apart."""
+    copy = tmp_path / "results"
+    shutil.copytree(store, copy)
+    (new,) = copy.rglob("myfda[[]*.json")
+    rec = json.loads(new.read_text())
+    assert rec["data_digest"] == _record(store, "fda")["data_digest"]
+    rec["data_digest"] = "0" * 16
+    rec["data_sources"] = {"sonar": "openml:40"}
+    new.write_text(json.dumps(rec))
+    df, notes = compare(copy, "mlsvm_table1", "myfda")
+    assert df.empty
+    (note,) = notes
+    assert note.startswith(
+        "sonar linear seed 0: not compared with fda: the two runs read other data "
+        f"(data_digest {'0' * 16} against "
+    )
+    assert "myfda read sonar from openml:40, fda read sonar from " in note
+    del rec["data_digest"]  # a record written before data_digest: not judged
+    new.write_text(json.dumps(rec))
+    df, notes = compare(copy, "mlsvm_table1", "myfda")
+    assert list(df.baseline) == ["fda"] and notes == []
