@@ -281,12 +281,15 @@ def _why_no_baseline(
     # the experiment's sweep of the cell makes its baselines, except on a kernel
     # its sweep does not name (lmnnmkl's 1-NN, kernel=none): the methods run there
     swept = (sweep_params(new["experiment"]) or {}).get("kernel")
-    ran = (
-        list(against) if against
-        else sorted({b["method"] for b in own
-                     if b["kernel"] == new["kernel"] and _is_baseline(b, method, None)})
-        if swept and new["kernel"] not in swept else []
-    )  # fmt: skip
+    if against:
+        ran = list(against)
+    elif swept and new["kernel"] not in swept:
+        ran = sorted({
+            b["method"] for b in own
+            if b["kernel"] == new["kernel"] and _is_baseline(b, method, None)
+        })  # fmt: skip
+    else:
+        ran = []
     if ran:
         cell_args.append(f"method={','.join(ran)}")
     run = " ".join([f"kml-run experiment={new['experiment']}", *cell_args])
@@ -405,19 +408,20 @@ def compare(
         if used:  # newest_per_cell found no run with the experiment's protocol
             # listed, not refused: the cells run with the protocol still compare
             drop = " ".join(used)
+            rerun = f"rerun {method} as you ran it, without {drop}"
             notes.append(
                 f"{where}: every run of {method} overrides the experiment's protocol "
-                f"(the newest with {drop}), and the baselines ran its own; rerun "
-                f"{method} as you ran it, without {drop}"
-                if matched
-                # baselines run with the same override (protocol=smoke for both,
-                # to try things quickly) are no baselines either: both to rerun
-                else f"{where}: every run of {method} overrides the experiment's "
-                f"protocol (the newest with {drop}), and no baseline ran the "
-                "experiment's own config on this cell either"
-                f" ({_why_no_baseline(r, every, own, method, against)}); then "
-                f"rerun {method} as you ran it, without {drop}"
-            )  # fmt: skip
+                f"(the newest with {drop}), and "
+                + (
+                    f"the baselines ran its own; {rerun}"
+                    if matched
+                    # baselines run with the same override (protocol=smoke for
+                    # both, to try things quickly) are no baselines either
+                    else "no baseline ran the experiment's own config on this cell "
+                    f"either ({_why_no_baseline(r, every, own, method, against)}); "
+                    f"then {rerun}"
+                )
+            )
             continue
         if r["status"] != "ok":
             notes.append(f"{where}: the newest record of {method} is "

@@ -27,7 +27,7 @@ import re
 import sys
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 KEPT = (
     "Finished runs keep their records, and a run cut short the checkpoints of its "
@@ -52,16 +52,23 @@ def wrap_launch(
     cls.launch = launch  # type: ignore[method-assign]
 
 
-def _summary_so_far() -> str:
-    from runners.callbacks import PROGRESS_ENV, read_outcomes, summarize, total_jobs
+def outcomes_so_far() -> list[dict[str, Any]] | None:
+    """The outcomes the sweep's jobs have reported, or None outside a sweep."""
+    from runners.callbacks import PROGRESS_ENV, read_outcomes
 
     path = os.environ.get(PROGRESS_ENV)
-    return summarize(read_outcomes(path), total_jobs())[0] if path else ""
+    return read_outcomes(path) if path else None
 
 
-def _stop(message: str) -> None:
-    summary = _summary_so_far()
-    sys.stderr.write(message + ("\n" + summary if summary else "") + "\n")
+def end_sweep(message: str, *, summary: bool = True) -> NoReturn:
+    """Print ``message`` and (``summary``) what the closing summary, which Hydra
+    skips now, would have said of the runs so far; exit with status 1."""
+    from runners.callbacks import summarize, total_jobs
+
+    outcomes = outcomes_so_far() if summary else None
+    if outcomes is not None:
+        message += "\n" + summarize(outcomes, total_jobs())[0]
+    sys.stderr.write(message + "\n")
     sys.stderr.flush()
     raise SystemExit(1) from None
 
@@ -98,7 +105,7 @@ def _install_joblib() -> None:
                 message = worker_died_message(exc)
                 if message is None:
                     raise
-                _stop(message)
+                end_sweep(message)
 
         return launch
 
@@ -173,7 +180,7 @@ def _install_submitit() -> None:
                     raise
                 for job in submitted:  # the sweep's other jobs, as the launcher would
                     job.wait()
-                _stop(lost_jobs_message(submitted, job_overrides, str(exc)))
+                end_sweep(lost_jobs_message(submitted, job_overrides, str(exc)))
             finally:
                 if own is None:
                     del executor_class.map_array

@@ -51,7 +51,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from runners.launch_failures import KEPT, wrap_launch
+from runners.launch_failures import KEPT, end_sweep, outcomes_so_far, wrap_launch
 
 RESOLVER = "kml_abspath"
 #: Seconds to wait for the head to accept a connection.
@@ -334,23 +334,10 @@ def install() -> None:
                 message = message or failure_message(exc)
                 if message is None:
                     raise
-                from runners.callbacks import (
-                    PROGRESS_ENV,
-                    read_outcomes,
-                    summarize,
-                    total_jobs,
-                )
-
-                # what the closing summary (RunSummary, skipped now) would have said
-                path = os.environ.get(PROGRESS_ENV)
-                if path and not isinstance(exc, ConnectionError):  # else none started
-                    outcomes = read_outcomes(path)
-                    if _worker_died(exc):  # the cluster is up: the jobs' lines first
-                        wait_for_forwarded_progress(len(outcomes))
-                    message += "\n" + summarize(outcomes, total_jobs())[0]
-                sys.stderr.write(message + "\n")
-                sys.stderr.flush()
-                raise SystemExit(1) from None
+                if _worker_died(exc):  # the cluster is up: the jobs' lines first
+                    wait_for_forwarded_progress(len(outcomes_so_far() or ()))
+                # no summary when no connection was made: no job started
+                end_sweep(message, summary=not isinstance(exc, ConnectionError))
             finally:
                 _core.launch_job_on_ray = submit
                 _core.start_ray = start
